@@ -1,0 +1,21 @@
+# kjudge_module(NAME DIR dir DEPS ...): a static library from every .cpp in DIR, with the
+# public headers of include/ and the warning set of the project.
+function(kjudge_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                         -Wno-sign-conversion $<$<BOOL:${KJUDGE_WERROR}>:-Werror>)
+endfunction()
+
+function(kjudge_module name)
+  cmake_parse_arguments(M "" "DIR" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${M_DIR}/*.cpp)
+  if(NOT sources)  # a module not written yet still configures
+    set(sources ${CMAKE_BINARY_DIR}/empty_${name}.cpp)
+    file(WRITE ${sources} "// placeholder for an empty module\n")
+  endif()
+  add_library(${name} STATIC ${sources})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                             PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC fmt::fmt ${M_DEPS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  kjudge_warnings(${name})
+endfunction()

@@ -1,0 +1,52 @@
+// The canonical enumeration of cases. A case is (shape set, seed, transform) or a special-value
+// case; its id carries the problem hash so a replay against a changed problem is refused:
+// `<problem-hash8>:<shape-set>:<seed>:<transform>`. Transforms that leave an input's domain and
+// special values a domain does not admit are skipped, and every skip is recorded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kjudge/inputs.hpp"
+#include "kjudge/spec.hpp"
+#include "kjudge/validate.hpp"
+
+namespace kj {
+
+struct CaseOptions {
+  int seeds = 3;                   // seeds per public/hidden shape set
+  int perturbed_seeds = 1;         // seeds per perturbed shape set
+  bool transforms = true;          // x3, x0.01, x(-1) on each float input, on seed 0
+  bool special_values = true;      // on the first public shape set
+  bool include_hidden = true;
+  std::size_t max_perturbed = 64;  // cap on perturbed shape sets
+};
+
+struct Case {
+  std::string id;
+  ShapeSet shapes;
+  std::uint64_t seed = 0;
+  Transform transform;
+  std::optional<SpecialValues> special;
+  std::string case_class() const;  // "public" | "hidden" | "perturbed" | "special"
+};
+
+struct CaseSkip {
+  std::string what;  // "public0 x*-1 on x"
+  std::string why;   // "leaves domain positive"
+};
+
+struct CasePlan {
+  std::vector<Case> cases;  // canonical order
+  std::vector<CaseSkip> skipped;
+};
+
+CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options = {});
+
+// Find a case by id in a plan; throws SpecError when the id is malformed, names another
+// problem hash ("replay refused: the problem changed") or is not in the plan.
+const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_view id);
+
+}  // namespace kj

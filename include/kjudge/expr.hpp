@@ -1,0 +1,44 @@
+// The integer expression language of launch plans and shapes: integers, + - * / %, unary minus,
+// parentheses, dim and scalar names, `i` inside a repeated launch, and the functions ceil_div,
+// min, max, log2, ceil_log2, next_pow2, align_up. Arithmetic is 64-bit and checked: overflow,
+// division by zero and unknown names are SpecErrors naming the file, the field and the column.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "kjudge/error.hpp"
+
+namespace kj {
+
+// Names visible to an expression, with their values.
+using Env = std::map<std::string, std::int64_t, std::less<>>;
+
+class Expr {
+public:
+  Expr();  // the constant 0, text "0"
+  // Parse `text`; `where` names the file and field, the column is filled in on error.
+  static Expr parse(std::string_view text, const Location& where);
+  static Expr constant(std::int64_t value);
+
+  // Evaluate with the given names; throws SpecError (unknown name, division by zero,
+  // overflow, a function's domain error such as log2(0)).
+  std::int64_t eval(const Env& env) const;
+  // Every name the expression refers to.
+  std::set<std::string> names() const;
+  const std::string& text() const { return text_; }
+  const Location& where() const { return where_; }
+
+  struct Node;  // the AST, private to expr.cpp
+
+private:
+  std::shared_ptr<const Node> root_;
+  std::string text_;
+  Location where_;
+};
+
+}  // namespace kj

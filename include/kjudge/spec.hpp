@@ -1,0 +1,188 @@
+// The problem and candidate formats of DESIGN.md as C++ values. load_problem reads a problem
+// folder (problem.toml + reference source), load_candidate a candidate .cu with its launch plan
+// in the leading `/* kjudge ... */` comment. Both check everything that can be checked without
+// a compiler and throw SpecError naming file, field and position on the first mistake.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kjudge/error.hpp"
+#include "kjudge/expr.hpp"
+#include "kjudge/tensor.hpp"
+
+namespace kj {
+
+enum class Tier { exact, tolerance, approximate };
+// What special-value cases demand of NaN (DESIGN.md "Non-finite rules").
+enum class NanRule { propagate, ignore, exempt };
+// Which value a policy compares against.
+enum class Expected { golden, reference };
+// Where an input's values may lie; a transform that leaves it is skipped.
+enum class Domain { any, positive, nonnegative, unit };
+
+std::string_view tier_name(Tier);
+std::string_view nan_rule_name(NanRule);
+std::string_view expected_name(Expected);
+std::string_view domain_name(Domain);
+
+struct Distribution {
+  enum class Kind { normal, uniform, integer, bernoulli, pareto, constant, arange, file };
+  Kind kind = Kind::normal;
+  double a = 0, b = 1;  // normal(mean, std), uniform(lo, hi), int(lo, hi) inclusive,
+                        // bernoulli(p) in a, pareto(alpha) in a, const(v) in a
+  std::string file;     // file("x.npy"), resolved against the problem folder
+  std::string text;     // as written, for messages
+};
+// Parse "normal(0, 1)", "uniform(-1, 1)", "int(0, 9)", "bernoulli(0.5)", "pareto(3)",
+// "const(2.5)", "arange", "file(\"x.npy\")".
+Distribution parse_distribution(std::string_view text, const Location& where);
+
+struct PolicySpec {
+  enum class Kind { relative, allclose, ulp, exact, ratio, regions, metric };
+  Kind kind = Kind::relative;
+  Expected expected = Expected::golden;
+  std::optional<double> k;            // relative: nullopt = the dtype's default
+  std::optional<double> rtol, atol;   // allclose: nullopt = torch default for the dtype
+  double ulps = 0;                    // ulp(n)
+  double threshold = 0;               // ratio: per-element relative error threshold
+  double max_fraction = 0;            // ratio: largest fraction of elements above it
+  std::string metric;                 // approximate tier: "rel_l2" | "cosine" | "topk"
+  double metric_threshold = 0;        // metric bound (rel_l2 <=, cosine >=, topk agreement >=)
+  std::int64_t topk = 0;              // k of the topk metric
+  std::string text;                   // as written
+};
+std::string_view policy_kind_name(PolicySpec::Kind);
+// Parse the string form: "relative", "relative(8)", "allclose", "allclose(1e-3, 1e-5)",
+// "ulp(2)", "exact", "ratio(1e-3, 0.001)", "regions", "rel_l2(1e-3)", "cosine(0.999)",
+// "topk(5, 0.99)".
+PolicySpec parse_policy(std::string_view text, const Location& where);
+
+struct InputSpec {
+  std::string name;
+  DType dtype;
+  std::vector<Expr> shape;
+  Distribution dist;
+  Domain domain = Domain::any;
+  Location where;
+};
+
+struct ScalarSpec {
+  std::string name;
+  DType dtype;
+  std::string value;   // as written; integer scalars are also visible to expressions
+  double as_double = 0;
+  std::int64_t as_int = 0;  // valid for integer dtypes
+  Location where;
+};
+
+enum class InitRule { poison, zero };
+
+struct OutputSpec {
+  std::string name;
+  DType dtype;
+  std::vector<Expr> shape;
+  PolicySpec policy;
+  std::optional<int> slice;  // axis judged slice by slice by `relative`
+  InitRule init = InitRule::poison;
+  std::optional<std::string> ties;  // integer outputs of float computations
+  Location where;
+};
+
+struct ScratchSpec {
+  std::string name;
+  DType dtype;
+  std::vector<Expr> shape;
+  InitRule init = InitRule::poison;
+  Location where;
+};
+
+struct LaunchSpec {
+  std::string kernel;               // "softmax_rows<4>": name plus template arguments
+  std::vector<Expr> grid;           // 1-3 dims
+  std::vector<Expr> block;          // 1-3 dims
+  Expr shared;                      // dynamic shared memory, bytes
+  std::vector<Expr> cluster;        // empty = no cluster
+  bool cooperative = false;
+  std::vector<std::string> args;    // tensor, scalar or dim names, or integer expressions
+  std::optional<Expr> repeat;       // count; `i` is visible to the other fields
+  Location where;
+  // The kernel name without template arguments ("softmax_rows").
+  std::string kernel_base_name() const;
+};
+
+struct KernelSource {
+  std::filesystem::path path;
+  std::string text;
+  std::vector<LaunchSpec> launches;
+};
+
+// One shape set: values for every dim.
+struct DimSet {
+  Env values;
+  Location where;
+};
+
+struct DimsSpec {
+  std::vector<DimSet> public_sets;
+  std::vector<DimSet> hidden_sets;
+  std::vector<std::string> vary;
+  std::vector<Expr> constraints;  // each must evaluate non-zero
+};
+
+struct Problem {
+  std::filesystem::path dir;
+  std::string name;
+  std::string summary;
+  Tier tier = Tier::tolerance;
+  NanRule nan = NanRule::exempt;
+  bool signed_zero_strict = false;
+  bool allow_nondeterministic = false;
+  std::optional<Expr> floor_bytes;
+  std::optional<Expr> floor_flops;
+  DimsSpec dims;
+  std::vector<InputSpec> inputs;
+  std::vector<ScalarSpec> scalars;
+  std::vector<OutputSpec> outputs;
+  KernelSource reference;
+  std::optional<KernelSource> golden;      // [golden] plan where the template trick does not fit
+  std::vector<std::string> allowed_options;
+  std::vector<std::string> forbid;
+  std::string hash;  // hex SHA-256 of problem.toml and every file it names
+  // hash.substr(0, 8), the prefix of every case id.
+  std::string short_hash() const { return hash.substr(0, 8); }
+
+  const InputSpec* find_input(std::string_view name) const;
+  const OutputSpec* find_output(std::string_view name) const;
+  const ScalarSpec* find_scalar(std::string_view name) const;
+};
+
+// Read and check a problem folder (or a path to its problem.toml).
+Problem load_problem(const std::filesystem::path& dir_or_toml);
+
+struct Candidate {
+  std::filesystem::path path;
+  KernelSource source;                 // text and launches
+  std::vector<ScratchSpec> scratch;
+  std::vector<std::string> options;    // checked against Problem::allowed_options
+  std::map<std::string, InitRule> output_init;  // per-output init overrides
+};
+
+// Read a candidate file and check its front-matter against the problem.
+Candidate load_candidate(const std::filesystem::path& file, const Problem& problem);
+// The same from text (for `kjudge serve` and tests); `name` stands for the path in messages.
+Candidate parse_candidate(std::string source, const std::string& name, const Problem& problem);
+
+// The Env of a shape set: dims plus integer scalars.
+Env shape_env(const Problem& problem, const Env& dims);
+// Concrete shape of a tensor for a dim set; throws SpecError on overflow.
+Shape eval_shape(const std::vector<Expr>& shape, const Env& env);
+
+// A problem serialised back to TOML, hidden shapes left out (`kjudge export`).
+std::string export_problem_toml(const Problem& problem);
+
+}  // namespace kj

@@ -1,0 +1,94 @@
+// Dtypes, shapes and host tensors: the vocabulary every other module speaks. A HostTensor is a
+// typed, row-major block of bytes; values move in and out of it as double, rounded to the
+// tensor's dtype to nearest even (overflow to Inf where the dtype has one, saturating for fp8
+// e4m3, which has none).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kj {
+
+enum class DType { f64, f32, f16, bf16, fp8e4m3, fp8e5m2, i64, i32, i16, i8, u8, boolean };
+
+// "f32" -> DType::f32; nullopt for an unknown name. `bool` is spelled "bool".
+std::optional<DType> parse_dtype(std::string_view name);
+std::string_view dtype_name(DType t);
+std::size_t dtype_size(DType t);
+bool is_float(DType t);    // f64 f32 f16 bf16 fp8*
+bool is_integer(DType t);  // i* u8 bool
+// The C++ parameter type a kernel uses for a tensor of this dtype ("float", "__half",
+// "__nv_bfloat16", "__nv_fp8_e4m3", "long long"...); for the launch-plan ABI checks.
+std::string_view dtype_cxx_name(DType t);
+
+// Properties of a float dtype's format, for floors, ulps and rounding.
+struct FloatFormat {
+  int mantissa_bits;  // explicit fraction bits: f32 23, f16 10, bf16 7, e4m3 3, e5m2 2, f64 52
+  int exponent_bits;
+  bool has_inf;       // false for fp8 e4m3 (NaN only)
+  double max_finite;  // largest finite value
+  double min_normal;  // smallest positive normal
+  double min_subnormal;
+};
+FloatFormat float_format(DType t);  // precondition: is_float(t)
+
+// Round a double to the dtype's value set, to nearest even, without double rounding (never via
+// f32 for the narrow types). Overflow gives ±Inf, or NaN-free saturation for e4m3 per OCP.
+// Integers: round to nearest even then wrap is undefined, so they saturate. NaN stays NaN.
+double round_to(DType t, double x);
+
+// One unit in the last place of the dtype at magnitude |x|: the spacing of representable values
+// around x (for x = 0, the smallest subnormal). Always finite and > 0 for float dtypes.
+double ulp_of(DType t, double x);
+
+// Number of representable values of dtype t between a and b (both finite, already in t's value
+// set); the "ulp distance" of numerics.md. Signed zeros count as one value.
+double ulp_distance(DType t, double a, double b);
+
+using Shape = std::vector<std::int64_t>;
+
+// Product of the dims; throws SpecError-free std::overflow_error on 64-bit overflow or a
+// negative dim, so callers can attach a location.
+std::int64_t checked_numel(const Shape& shape);
+std::string shape_string(const Shape& shape);  // "[4096, 4096]"
+// Multi-dimensional index of a flat row-major offset.
+std::vector<std::int64_t> unravel(const Shape& shape, std::int64_t flat);
+
+class HostTensor {
+public:
+  HostTensor() = default;
+  HostTensor(DType dtype, Shape shape);  // zero-filled
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  std::int64_t numel() const { return numel_; }
+  std::size_t nbytes() const { return bytes_.size(); }
+  std::span<std::byte> bytes() { return bytes_; }
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+  // Element i as double (exact for every dtype but i64 beyond 2^53).
+  double get(std::int64_t i) const;
+  // Store round_to(dtype, v).
+  void set(std::int64_t i, double v);
+  // Raw access; T must have the dtype's size.
+  template <class T>
+  T* data() { return reinterpret_cast<T*>(bytes_.data()); }
+  template <class T>
+  const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+
+  // A copy of this tensor's values in another dtype (each value through round_to).
+  HostTensor converted(DType to) const;
+
+private:
+  DType dtype_ = DType::f32;
+  Shape shape_;
+  std::int64_t numel_ = 0;
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace kj
