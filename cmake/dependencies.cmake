@@ -1,5 +1,6 @@
 # Every dependency is a Debian package (tools/setup installs them); nothing is fetched at build time.
 find_package(fmt REQUIRED)
+find_package(OpenSSL REQUIRED)  # SHA-256 for problem hashes and cache keys
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)

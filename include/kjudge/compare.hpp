@@ -36,6 +36,7 @@ struct CompareInputs {
   NanRule nan = NanRule::exempt;
   bool signed_zero_strict = false;
   Tier tier = Tier::tolerance;
+  bool nan_in_inputs = false;           // the case planted NaN in an input (nan = "ignore")
 };
 
 // Judge one output. Throws SpecError when the policy needs a tensor that is missing (relative
