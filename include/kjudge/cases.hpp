@@ -34,8 +34,9 @@ struct Case {
 };
 
 struct CaseSkip {
-  std::string what;  // "public0 x*-1 on x"
-  std::string why;   // "leaves domain positive"
+  std::string what;  // "public0 x*-1 on x", "public0 w:nan"
+  std::string why;   // "leaves domain positive", "domain positive does not admit nan",
+                     // "fp8e4m3 cannot hold pos_inf"
 };
 
 struct CasePlan {
@@ -43,6 +44,9 @@ struct CasePlan {
   std::vector<CaseSkip> skipped;
 };
 
+// Without include_hidden the shape plan is drawn as if the problem had no hidden sets (not
+// filtered afterwards), so the public perturbations that a hidden set would have deduplicated
+// stay, and the plan reveals nothing about the hidden dims.
 CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options = {});
 
 // Find a case by id in a plan; throws SpecError when the id is malformed, names another

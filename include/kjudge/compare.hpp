@@ -14,17 +14,25 @@
 
 namespace kj {
 
-// Default k of relative(k) for an output dtype (16 for f32 and f64; f16/bf16 until the audit
-// calibrates them: see compare.cpp).
+// Default k of relative(k) for an output dtype: 16 for f32 and f64 (measured, numerics.md); 4
+// for f16, bf16 and fp8, provisional until the audit calibrates them (see defaults.cpp).
+// Precondition: a float dtype.
 double default_relative_k(DType output);
-// torch.testing.assert_close defaults (numerics.md): {rtol, atol}.
+// torch.testing.assert_close defaults (numerics.md): {rtol, atol}; integers and bool {0, 0}.
+// fp8 (torch has none): one ulp of the format, rtol = 2^-mantissa_bits, atol = the smallest
+// subnormal (see defaults.cpp).
 std::pair<double, double> torch_default_tolerances(DType output);
-// The CANN constants of numerics.md for a float dtype.
+// The CANN constants of numerics.md for a float dtype; f64, absent there, gets f32's shifted by
+// the 29 extra mantissa bits (T = 2^-42; see defaults.cpp).
 struct RegionConstants {
   double threshold;           // T
   double small_boundary;      // |g| below: small-value region
   double small_abs_bound;     // absolute error bound there
   double cancel_boundary;     // cancellation boundary
+  // Absolute error bound in the cancellation region. numerics.md says only that the region is
+  // judged by absolute error; kjudge's reading is 10*T*cancel_boundary, the error a relative
+  // 10*T allows at the region's upper edge, so the rule meets the normal region's there.
+  double cancel_abs_bound;
 };
 RegionConstants cann_constants(DType output);
 
@@ -40,8 +48,16 @@ struct CompareInputs {
 };
 
 // Judge one output. Throws SpecError when the policy needs a tensor that is missing (relative
-// without a reference, regions without one, expected = "reference" without one) or shapes
-// disagree.
+// without a reference, regions without one, expected = "reference" without one), when the
+// actual or the reference is not in the output's dtype, when shapes disagree, or when the
+// policy's arguments are out of range; InternalError when `spec` is null.
+//   - Float outputs: the non-finite rules first (against the golden rounded to the output
+//     dtype; without a golden, against the reference), then the policy on the elements left.
+//     Tier::exact judges by `exact` against the reference whatever the policy says;
+//     Tier::approximate requires a metric policy.
+//   - Integer and bool outputs: exact against the reference (the golden rounded to the dtype
+//     when there is no reference); OutputSpec::ties = "off_by_one" allows |c - e| <= 1. The
+//     float policy does not apply.
 OutputFinding compare_output(const CompareInputs& in);
 
 // Percentiles of a set of values by exact selection (nth_element), the host definition the GPU

@@ -1,7 +1,9 @@
 // The integer expression language of launch plans and shapes: integers, + - * / %, unary minus,
 // parentheses, dim and scalar names, `i` inside a repeated launch, and the functions ceil_div,
-// min, max, log2, ceil_log2, next_pow2, align_up. Arithmetic is 64-bit and checked: overflow,
-// division by zero and unknown names are SpecErrors naming the file, the field and the column.
+// min, max, log2, ceil_log2, next_pow2, align_up. Constraints also need comparisons, so
+// == != < <= > >= (1 or 0) and && || exist too, with C's precedence. Arithmetic is 64-bit and
+// checked: overflow, division by zero and unknown names are SpecErrors naming the file, the
+// field and the column.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "kjudge/error.hpp"
 
@@ -17,6 +20,19 @@ namespace kj {
 
 // Names visible to an expression, with their values.
 using Env = std::map<std::string, std::int64_t, std::less<>>;
+
+// A SpecError raised by an expression, which also knows the 1-based column of the offending
+// token inside the expression text (the Location's line/column stay those of the field in the
+// file). Catching SpecError catches it too.
+class ExprError : public SpecError {
+public:
+  ExprError(Location where, const std::string& message, int expr_column)
+      : SpecError(std::move(where), message), expr_column_(expr_column) {}
+  int expr_column() const { return expr_column_; }
+
+private:
+  int expr_column_;
+};
 
 class Expr {
 public:
@@ -30,6 +46,9 @@ public:
   std::int64_t eval(const Env& env) const;
   // Every name the expression refers to.
   std::set<std::string> names() const;
+  // Throw ExprError for the first name (in text order) that `known` lacks, with its column and
+  // the known names listed: the load-time check of a field's names.
+  void check_names(const std::set<std::string, std::less<>>& known) const;
   const std::string& text() const { return text_; }
   const Location& where() const { return where_; }
 

@@ -55,6 +55,10 @@ std::pair<int, int> line_column(std::string_view source, std::size_t offset);
 
 enum class FunctionKind { global, device, host_device };
 
+// Types are normalised: single spaces, none around `::` or inside brackets, none before `*`, `&`
+// or `,` ("const float*", "Tensor<float, 2>", "void(*)(int)"); `__restrict__`, `__grid_constant__`
+// and attributes are dropped (they do not change what an argument must be), `const` is kept;
+// an array parameter is given as the pointer it decays to (`float x[]` -> "float*").
 struct Parameter {
   std::string type;  // the declared type, normalised spacing: "const float*", "int", "T*"
   std::string name;  // may be empty
@@ -62,7 +66,10 @@ struct Parameter {
 };
 
 // A function marked __global__ or __device__ (templates included), with the exact spans of its
-// parts. Prototypes without a body are listed with body_begin == body_end == npos.
+// parts. Prototypes without a body are listed with body_begin == body_end == npos. Only
+// declarations at namespace, `extern "C"` and class scope are read: nothing inside a body
+// (lambdas, local classes) is listed, and `__device__` variables are not functions. An explicit
+// specialisation or instantiation is listed under its template's name.
 struct Function {
   FunctionKind kind;
   std::string name;
@@ -74,6 +81,8 @@ struct Function {
   std::size_t body_begin;               // offset of `{`
   std::size_t body_end;                 // offset one past the matching `}`
   int line;                             // line of the function name
+  std::string qualified_name;           // with the enclosing namespaces and classes (anonymous
+                                        // ones left out) and any written qualifier: "ns::S::f"
 };
 std::vector<Function> find_functions(std::string_view source, const LexResult& lexed);
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +30,11 @@ std::string_view tier_name(Tier);
 std::string_view nan_rule_name(NanRule);
 std::string_view expected_name(Expected);
 std::string_view domain_name(Domain);
+// The inverses, as spelled in problem.toml; nullopt for an unknown word.
+std::optional<Tier> parse_tier(std::string_view);
+std::optional<NanRule> parse_nan_rule(std::string_view);
+std::optional<Expected> parse_expected(std::string_view);
+std::optional<Domain> parse_domain(std::string_view);
 
 struct Distribution {
   enum class Kind { normal, uniform, integer, bernoulli, pareto, constant, arange, file };
@@ -38,6 +44,7 @@ struct Distribution {
   std::string file;     // file("x.npy"), resolved against the problem folder
   std::string text;     // as written, for messages
 };
+std::string_view distribution_kind_name(Distribution::Kind);  // "normal", "int", "const", ...
 // Parse "normal(0, 1)", "uniform(-1, 1)", "int(0, 9)", "bernoulli(0.5)", "pareto(3)",
 // "const(2.5)", "arange", "file(\"x.npy\")".
 Distribution parse_distribution(std::string_view text, const Location& where);
@@ -56,6 +63,7 @@ struct PolicySpec {
   std::int64_t topk = 0;              // k of the topk metric
   std::string text;                   // as written
 };
+// "relative", "allclose", ...; for Kind::metric, "metric" (the metric's own name is in `metric`).
 std::string_view policy_kind_name(PolicySpec::Kind);
 // Parse the string form: "relative", "relative(8)", "allclose", "allclose(1e-3, 1e-5)",
 // "ulp(2)", "exact", "ratio(1e-3, 0.001)", "regions", "rel_l2(1e-3)", "cosine(0.999)",
@@ -66,7 +74,7 @@ struct InputSpec {
   std::string name;
   DType dtype;
   std::vector<Expr> shape;
-  Distribution dist;
+  Distribution dist;  // default: normal(0, 1) for floats, bernoulli(0.5) for bool, else int(0, 9)
   Domain domain = Domain::any;
   Location where;
 };
@@ -81,11 +89,18 @@ struct ScalarSpec {
 };
 
 enum class InitRule { poison, zero };
+std::string_view init_rule_name(InitRule);             // "poison" | "zero"
+std::optional<InitRule> parse_init_rule(std::string_view);
 
 struct OutputSpec {
   std::string name;
   DType dtype;
   std::vector<Expr> shape;
+  // Default: "exact" in tier exact and for integer dtypes, "relative" otherwise (tier
+  // approximate has no default for floats). `expected` defaults to "reference" for allclose
+  // and exact, "golden" for the others. In TOML also an inline table: { kind = "allclose",
+  // rtol = 1e-5, atol = 1e-8, expected = "golden" }, keys k | rtol, atol | n | threshold,
+  // max_fraction (ratio) | threshold (rel_l2, cosine) | k, threshold (topk).
   PolicySpec policy;
   std::optional<int> slice;  // axis judged slice by slice by `relative`
   InitRule init = InitRule::poison;
@@ -109,6 +124,9 @@ struct LaunchSpec {
   std::vector<Expr> cluster;        // empty = no cluster
   bool cooperative = false;
   std::vector<std::string> args;    // tensor, scalar or dim names, or integer expressions
+  // Parallel to `args`: the parsed expression of an integer argument (a dim name counts as
+  // one), nullopt where the argument names a tensor or a scalar (passed with its own dtype).
+  std::vector<std::optional<Expr>> arg_exprs;
   std::optional<Expr> repeat;       // count; `i` is visible to the other fields
   Location where;
   // The kernel name without template arguments ("softmax_rows").
@@ -164,6 +182,22 @@ struct Problem {
 // Read and check a problem folder (or a path to its problem.toml).
 Problem load_problem(const std::filesystem::path& dir_or_toml);
 
+// Reads a file a problem names (reference and golden sources, file() distributions) given its
+// path resolved against the problem folder; nullopt when it cannot be read.
+using FileReader = std::function<std::optional<std::string>(const std::filesystem::path&)>;
+// load_problem over a problem.toml already in memory (for `kjudge serve`, export round trips
+// and the fuzzer): `toml_name` stands for its path in messages, `dir` is the folder the files it
+// names are resolved against, and `read` (default: from disk) reads those files.
+Problem parse_problem_text(std::string toml_text, const std::filesystem::path& dir,
+                           const std::string& toml_name, const FileReader& read = {});
+
+// The front-matter is the first block comment whose text starts with the word `kjudge`
+// ("/* kjudge", "/*kjudge" or "/*" then "kjudge" on the next line). Blank lines, other comments
+// and preprocessor lines may precede it; code may not, and a second such comment is an error.
+// Its TOML keys: [[launch]] (the fields of a reference launch), [[scratch]] (name, dtype, shape,
+// init = "poison" | "zero"), options = [...] (each in Problem::allowed_options) and
+// [outputs.<name>] init = "zero" | "poison". Every error names a line of the .cu file. Its
+// expressions are evaluated on the public shape sets only, so no message reveals a hidden one.
 struct Candidate {
   std::filesystem::path path;
   KernelSource source;                 // text and launches
@@ -181,6 +215,10 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
 Env shape_env(const Problem& problem, const Env& dims);
 // Concrete shape of a tensor for a dim set; throws SpecError on overflow.
 Shape eval_shape(const std::vector<Expr>& shape, const Env& env);
+// The same with the tensor's name and place for messages: "shape of 'x' overflows 64 bits", a
+// negative dim, or an expression's own error.
+Shape eval_shape(const std::vector<Expr>& shape, const Env& env, std::string_view tensor,
+                 const Location& where);
 
 // A problem serialised back to TOML, hidden shapes left out (`kjudge export`).
 std::string export_problem_toml(const Problem& problem);

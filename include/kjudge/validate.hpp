@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kjudge/spec.hpp"
@@ -51,6 +53,11 @@ struct Diagnostic {
   std::string message;
 };
 
+std::string_view severity_name(Diagnostic::Severity s);  // "error" | "warning" | "note"
+// "reference.cu:12:5: error: f-suffixed literal ...", "problem.toml: error: dims.vary[0]: ..."
+// (compiler style; the location's empty parts left out).
+std::string format_diagnostic(const Diagnostic& d);
+
 struct ValidationReport {
   ShapePlan shapes;
   std::vector<Diagnostic> diagnostics;
@@ -58,10 +65,29 @@ struct ValidationReport {
 };
 
 // Run every check; never throws for a problem that loaded (its faults become diagnostics).
+// Besides the shape plan, lint and signatures: public/hidden sets that fail a constraint or whose
+// shapes overflow, a hidden set equal to a public one (warning), and the grid, block, shared and
+// repeat of every reference/golden launch evaluated on every shape set of the plan (a launch
+// that cannot run on a perturbed shape would make the reference itself the failure).
 ValidationReport validate_problem(const Problem& problem);
 
 // The launch-plan/kernel parameter check alone, also used for candidates: argument count and
-// pointer/scalar kind against the lexer's reading of the kernel's signature.
-std::vector<Diagnostic> check_launch_signatures(const Problem& problem, const KernelSource& src);
+// pointer/scalar kind against the lexer's reading of the kernel's signature. A candidate passes
+// its scratch buffers, which are tensors too. When `src` is the problem's reference, a launch of
+// a one-parameter template may omit the template arguments (`softmax_ref`, or `softmax_ref<T>`
+// with T substituted later). A pointer parameter whose element type is spelled as a dtype's C++
+// name ("const double*") must match the tensor's dtype; for the golden plan float tensors are
+// double. Typedefs, templates and vector types are left to NVRTC's exact check.
+std::vector<Diagnostic> check_launch_signatures(const Problem& problem, const KernelSource& src,
+                                                const std::vector<ScratchSpec>& scratch = {});
+
+// The reference lint alone, over the __global__/__device__ bodies of `src`: f-suffixed float
+// literals, f32-only math functions and intrinsics, shuffles and atomics. Bodies of the kernels
+// named in `skip_kernels` are left out (a [golden] plan's own kernels in the same file).
+std::vector<Diagnostic> lint_reference(const KernelSource& src,
+                                       const std::set<std::string>& skip_kernels = {});
+
+// The smallest prime strictly greater than n (n >= 0); nullopt when it would pass INT64_MAX.
+std::optional<std::int64_t> smallest_prime_above(std::int64_t n);
 
 }  // namespace kj

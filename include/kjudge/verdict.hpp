@@ -33,7 +33,9 @@ std::string_view outcome_name(Outcome o);  // "PASS" "FAIL" "ERROR" "SKIP"
 ExitCode reason_exit_code(Reason r);
 // Rank for DESIGN.md's precedence when one case shows several reasons: lower wins.
 // crash > timeout > oob_write > input_modified > unwritten_output > nonfinite >
-// nondeterministic > mismatch; reasons outside that list rank by their enum order before them.
+// nondeterministic > mismatch; reasons outside that list rank before them: internal, then
+// spec_error (an ERROR is never reported as the candidate's FAIL), then the rest in enum order
+// (compile_error, launch_error, forbidden_construct, stale_output, impossible_speed). none last.
 int reason_rank(Reason r);
 // The reason of higher precedence.
 Reason worse_reason(Reason a, Reason b);
@@ -54,8 +56,12 @@ struct ElementReport {
   std::vector<std::int64_t> index;  // multi-dimensional
   double value = 0;                 // candidate
   double expected = 0;              // golden (rounded as compared) or reference
+  // error and allowed are in the unit the policy tests: absolute for relative, allclose, exact
+  // and integer outputs; ulps for ulp(n); relative for ratio and the regions normal region
+  // (absolute in its small-value and cancellation regions). allowed is the bound this element
+  // was held to (for relative: its slice's max bound), NaN where the policy is not elementwise.
   double error = 0;
-  double allowed = 0;               // the bound this element was held to (NaN if not elementwise)
+  double allowed = 0;
 };
 
 // The bound a policy applied and where its numbers came from, for the reader of a verdict.
@@ -63,9 +69,18 @@ struct BoundReport {
   std::string policy;   // "relative(16)", "allclose(rtol=1.3e-06, atol=1e-05)"
   std::string expected; // "golden" | "reference"
   std::string source;   // "k=16 (f32 default) x max(max|ref-golden|=3.1e-7, floor=1.2e-7)"
-  double max_bound = 0; // the max-error bound (relative), or NaN
-  double rms_bound = 0; // the rms-error bound (relative), or NaN
-  double max_error = 0; // what the candidate reached
+  // Bounds and what the candidate reached, in the policy's unit (whole tensor):
+  //   relative   max|c-g| vs the max bound, rms|c-g| vs the rms bound
+  //   allclose   max and rms of |c-e|; no single bound (NaN: elementwise atol + rtol*|e|)
+  //   ulp        max and rms ulp distance; max_bound = n
+  //   exact      max and rms of |c-e|; max_bound = 0
+  //   ratio      max_bound = threshold, max_error = largest relative error; rms_* = NaN/rms
+  //   regions    max_bound = 10*T vs MARE, rms_bound = T vs MERE (a mean, not an rms)
+  //   metric     max_bound = the threshold, max_error = the metric's value
+  //   integers   max and rms of |c-e|; max_bound = 0 (1 with ties = "off_by_one")
+  double max_bound = 0;
+  double rms_bound = 0;
+  double max_error = 0;
   double rms_error = 0;
 };
 
@@ -74,20 +89,41 @@ struct SliceFailure {
   double max_error = 0, max_bound = 0, rms_error = 0, rms_bound = 0;
 };
 
+// One region of the `regions` policy's second phase (numerics.md, the CANN gate).
+struct RegionCount {
+  std::string region;                 // "normal" | "small" | "cancellation"
+  std::int64_t elements = 0;          // candidate elements in the region
+  std::int64_t errors = 0;            // of those, beyond the region's bound
+  std::int64_t reference_errors = 0;  // the same count for the same-precision reference
+  std::int64_t allowed = 0;           // most candidate errors the gate accepts
+  bool pass() const { return errors <= allowed; }
+};
+
 struct OutputFinding {
   std::string output;
   Reason reason = Reason::none;      // none, mismatch or nonfinite (or unwritten_output later)
   std::string message;               // one line, e.g. "3 of 4096 elements beyond the bound"
   std::int64_t count = 0;            // elements compared
+  // Elements failing: the non-finite rules plus the policy's elementwise test (elements beyond
+  // relative's max bound, ratio's threshold, a region's bound in the gate's phase 2). Tensor-
+  // level failures (relative's rms, a slice, a metric) can fail an output with none.
   std::int64_t mismatches = 0;
   double mismatch_fraction = 0;
+  std::int64_t nonfinite = 0;        // of the mismatches, those failing as `nonfinite`
+  std::int64_t excused = 0;          // elements the NaN rule exempted from any judgement
   std::vector<ElementReport> first;  // first mismatches in flat order (at most 10)
   std::optional<ElementReport> worst;
   ErrorStats stats;
   BoundReport bound;
   std::vector<SliceFailure> failed_slices;  // at most 10, worst first
   std::int64_t failed_slice_count = 0;
-  // Reward-grade: log10 of (candidate error / bound), worse of max and rms; <= 0 passes.
+  std::vector<RegionCount> regions;         // `regions` policy, when its second phase ran
+  // Reward-grade: log10 of (candidate error / bound), worse of max and rms (for relative: over
+  // the whole tensor and every slice; elementwise policies: the worst element's error/allowed;
+  // ratio: the first element beyond the allowed count; regions: phase 1's MERE/T and MARE/10T,
+  // or phase 2's worst count/allowed; metrics: value/threshold, or (1 - value)/(1 - threshold)
+  // for cosine and topk). Clamped to [-12, 12]: an error-free output gives -12, a non-finite
+  // failure +12. Its sign is always the verdict's: <= 0 passes, > 0 fails.
   double log_error_ratio = 0;
   bool pass() const { return reason == Reason::none; }
 };

@@ -1,0 +1,47 @@
+// The parser of kjudge's command line. Only syntax is checked here (required arguments, the
+// words an enum option accepts); meaning (a dtype name, a policy, a file) is checked by the
+// library, which names the argument in its SpecError.
+#include "app.hpp"
+
+#include "help.hpp"
+
+namespace kj::cli {
+
+std::unique_ptr<CLI::App> make_app(Invocation& into) {
+  auto app = std::make_unique<CLI::App>("kjudge: judges GPU kernels against a reference", "kjudge");
+  // Set before the subcommands exist: they inherit the parent's formatter.
+  app->formatter(std::make_shared<MarkdownFormatter>());
+  app->set_version_flag("--version", std::string("kjudge ") + KJUDGE_VERSION);
+  app->require_subcommand(1);
+
+  auto* validate = app->add_subcommand("validate", "check problem folders (no GPU needed)");
+  validate->add_option("PROBLEM", into.validate.problems, "problem folders or problem.toml")
+      ->required();
+  validate->add_flag("--json", into.validate.json, "print JSON");
+
+  auto* exp = app->add_subcommand("export", "a problem without its hidden shapes");
+  exp->add_option("PROBLEM", into.export_.problem, "a problem folder or problem.toml")->required();
+  exp->add_option("-o,--output", into.export_.output, "the folder to write");
+
+  auto* cases = app->add_subcommand("cases", "the canonical case ids of a problem");
+  cases->add_option("PROBLEM", into.cases.problem, "a problem folder or problem.toml")->required();
+  cases->add_flag("--json", into.cases.json, "print JSON");
+
+  auto* compare = app->add_subcommand("compare", "judge one output file against a golden");
+  CompareArgs& c = into.compare;
+  compare->add_option("ACTUAL", c.actual, "the output to judge (.npy)")->required();
+  compare->add_option("EXPECTED", c.expected, "the golden (.npy)")->required();
+  compare->add_option("--policy", c.policy, "the comparison policy")->required();
+  compare->add_option("--reference", c.reference, "the same-precision reference (.npy)");
+  compare->add_option("--dtype", c.dtype, "the output dtype");
+  compare->add_option("--expected", c.expected_kind, "golden or reference")
+      ->check(CLI::IsMember({"golden", "reference"}));
+  compare->add_option("--slice", c.slice, "axis judged slice by slice")
+      ->check(CLI::NonNegativeNumber);
+  compare->add_option("--nan", c.nan, "propagate, ignore or exempt")
+      ->check(CLI::IsMember({"propagate", "ignore", "exempt"}));
+  compare->add_option("--json", c.json, "write the JSON report to FILE, or - for stdout");
+  return app;
+}
+
+}  // namespace kj::cli

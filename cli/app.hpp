@@ -1,0 +1,58 @@
+// The command tree of kjudge: the CLI11 parser with every subcommand and option, the values
+// they bind, and the functions that carry each subcommand out. Kept apart from run() so the
+// help test can walk the same parser the user gets and compare it with docs/cli.md.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kj::cli {
+
+struct ValidateArgs {
+  std::vector<std::string> problems;
+  bool json = false;
+};
+
+struct ExportArgs {
+  std::string problem;
+  std::string output;  // empty: the TOML goes to standard output
+};
+
+struct CasesArgs {
+  std::string problem;
+  bool json = false;
+};
+
+struct CompareArgs {
+  std::string actual, expected, reference;
+  std::string policy;
+  std::string dtype;          // empty: ACTUAL's dtype
+  std::string expected_kind;  // empty: the policy's default
+  int slice = -1;             // -1: no slice axis
+  std::string nan = "exempt";
+  std::string json;  // empty: no JSON; "-": standard output
+};
+
+// Everything the parser fills in.
+struct Invocation {
+  ValidateArgs validate;
+  ExportArgs export_;
+  CasesArgs cases;
+  CompareArgs compare;
+};
+
+// The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
+std::unique_ptr<CLI::App> make_app(Invocation& into);
+
+// The subcommands. Each returns DESIGN.md's exit code and throws SpecError on bad input (run()
+// turns that into a message and exit 2).
+int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
+int run_export(const ExportArgs& args, std::ostream& out, std::ostream& err);
+int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
+int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace kj::cli

@@ -1,0 +1,72 @@
+// kj::cli::run: parse, dispatch, and turn every way a command can end into DESIGN.md's exit
+// code. Nothing escapes: a user's mistake (SpecError, a parse error) is a message and exit 2,
+// anything else is "internal error" and exit 3, never an uncaught exception.
+#include "commands.hpp"
+
+#include <ostream>
+
+#include "app.hpp"
+#include "kjudge/error.hpp"
+
+namespace kj::cli {
+
+namespace {
+
+// The command the user was in when parsing stopped, for the usage hint.
+std::string selected_command(CLI::App& app) {
+  for (auto* sub : app.get_subcommands())
+    return sub->get_name();
+  return "";
+}
+
+int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostream& err) {
+  if (app.got_subcommand("validate")) return run_validate(in.validate, out, err);
+  if (app.got_subcommand("export")) return run_export(in.export_, out, err);
+  if (app.got_subcommand("cases")) return run_cases(in.cases, out, err);
+  if (app.got_subcommand("compare")) return run_compare(in.compare, out, err);
+  throw InternalError("a subcommand was parsed but not dispatched");
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    Invocation in;
+    auto app = make_app(in);
+    try {
+      // CLI11 takes its arguments last-first.
+      app->parse(std::vector<std::string>(args.rbegin(), args.rend()));
+    } catch (const CLI::CallForHelp&) {
+      out << app->help();
+      return 0;
+    } catch (const CLI::CallForAllHelp&) {
+      out << app->help();
+      return 0;
+    } catch (const CLI::CallForVersion& e) {
+      out << e.what() << '\n';
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      const std::string sub = selected_command(*app);
+      const std::string where = sub.empty() ? "kjudge" : "kjudge " + sub;
+      // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
+      if (sub.empty() && !args.empty() && !args[0].empty() && args[0][0] != '-')
+        err << "kjudge: unknown command '" << args[0] << "'";
+      else
+        err << where << ": " << e.what();
+      err << "\nRun '" << where << " --help' for usage.\n";
+      return static_cast<int>(ExitCode::spec_error);
+    }
+    return dispatch(*app, in, out, err);
+  } catch (const SpecError& e) {
+    err << "kjudge: error: " << e.what() << '\n';
+    return static_cast<int>(ExitCode::spec_error);
+  } catch (const std::exception& e) {  // InternalError and anything unforeseen
+    err << "kjudge: internal error: " << e.what() << '\n';
+    return static_cast<int>(ExitCode::internal);
+  } catch (...) {
+    err << "kjudge: internal error: unknown exception\n";
+    return static_cast<int>(ExitCode::internal);
+  }
+}
+
+}  // namespace kj::cli

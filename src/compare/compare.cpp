@@ -1,0 +1,1133 @@
+// compare_output: one output of one case judged on the host, exactly as DESIGN.md "Tiers and
+// policies" defines it. The order is fixed: first the non-finite rules against the golden
+// rounded to the output dtype (they settle every element where the golden is not finite, and
+// fail every non-finite candidate value they do not excuse), then the policy on the elements
+// left, then the statistics and the one-line message every report shows. The GPU comparator
+// must agree with this file; its tests are the definition.
+#include "kjudge/compare.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace kj {
+
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+// log_error_ratio is clamped to this range: log10(0) for an error-free output would be -inf,
+// and a non-finite failure has no finite ratio; JSON and rewards need finite numbers.
+constexpr double k_log_ratio_min = -12.0;
+constexpr double k_log_ratio_max = 12.0;
+constexpr std::size_t k_report_max = 10; // first mismatches and worst slices kept
+
+// What the non-finite rules made of an element.
+enum class Status : std::uint8_t {
+  judged,         // rounded golden finite, candidate finite: the policy decides
+  settled,        // rounded golden non-finite and the candidate matches it
+  excused,        // the NaN rule exempts the element from any judgement
+  fail_nonfinite, // a non-finite candidate value the rules do not allow
+  fail_mismatch,  // a finite candidate value where the rounded golden is not finite
+};
+
+struct Work {
+  const CompareInputs* in = nullptr;
+  const OutputSpec* spec = nullptr;
+  DType dtype = DType::f32;
+  Shape shape;
+  std::int64_t n = 0;
+  std::vector<double> c;     // candidate
+  std::vector<double> basis; // what the non-finite rules judge against (rounded golden)
+  std::vector<Status> status;
+  // Filled by the policy for judged elements (NaN, NaN, NaN, 0 elsewhere).
+  std::vector<double> x;       // the value compared against
+  std::vector<double> err;     // error in the policy's unit
+  std::vector<double> allowed; // the element's bound in that unit, NaN if not elementwise
+  std::vector<std::uint8_t> bad;
+
+  std::size_t size() const { return static_cast<std::size_t>(n); }
+};
+
+struct PolicyResult {
+  bool pass = true;
+  double ratio = 0;            // error / allowed of the whole policy: passes iff <= 1
+  bool element_message = true; // "m of n elements beyond the bound" describes a failure
+  std::string fail_detail;     // policy-level part of a failing message
+  std::string pass_detail;     // the message of a pass
+};
+
+[[noreturn]] void spec_fail(const OutputSpec& spec, const std::string& what) {
+  throw SpecError(spec.where, fmt::format("output '{}': {}", spec.name, what));
+}
+
+// error / allowed, with 0 for no error and Inf for an error where nothing (or NaN) is allowed;
+// a NaN error is the worst case.
+double safe_ratio(double error, double allowed) {
+  if (std::isnan(error)) return k_inf;
+  if (error == 0) return 0;
+  if (!(allowed > 0)) return k_inf;
+  return error / allowed;
+}
+
+double clamp_log_ratio(double ratio) {
+  if (!(ratio > 0)) return k_log_ratio_min;
+  return std::clamp(std::log10(ratio), k_log_ratio_min, k_log_ratio_max);
+}
+
+double unit_at(DType t, double x) {
+  return is_float(t) ? ulp_of(t, x) : 1.0;
+}
+
+// A value as a reader wants it: a float value in float's shortest form (so 0.1f reads "0.1"),
+// anything else in double's.
+std::string show(double v) {
+  if (std::isfinite(v) && std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max())) {
+    const float f = static_cast<float>(v);
+    if (static_cast<double>(f) == v) return fmt::format("{}", f);
+  }
+  return fmt::format("{}", v);
+}
+
+std::string show_index(const Work& w, std::int64_t flat) {
+  const auto idx = unravel(w.shape, flat);
+  std::string out = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d)
+    out += fmt::format("{}{}", d ? ", " : "", idx[d]);
+  return out + "]";
+}
+
+std::string show_percent(std::int64_t part, std::int64_t whole) {
+  const double pct = whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0;
+  return pct < 10 ? fmt::format("{:.2g}%", pct) : fmt::format("{:.1f}%", pct);
+}
+
+std::string plural(std::int64_t count, const char* one, const char* many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+// RMS of a sum of squares: long double keeps squares of f64 extremes (1e616, 1e-648) in range.
+double rms_of(long double sum_squares, std::int64_t count) {
+  if (count <= 0) return 0;
+  return static_cast<double>(std::sqrt(sum_squares / static_cast<long double>(count)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs and the non-finite rules
+
+void check_tensor(const OutputSpec& spec, const HostTensor& t, const HostTensor& actual,
+                  const char* what, bool same_dtype) {
+  if (same_dtype && t.dtype() != spec.dtype)
+    spec_fail(spec, fmt::format("the {} is {} but the output is declared {}", what,
+                                dtype_name(t.dtype()), dtype_name(spec.dtype)));
+  if (t.shape() != actual.shape())
+    spec_fail(spec, fmt::format("the {} has shape {} but the candidate output has {}", what,
+                                shape_string(t.shape()), shape_string(actual.shape())));
+}
+
+const HostTensor& need(const Work& w, const HostTensor* t, const char* what, const char* why) {
+  if (!t) spec_fail(*w.spec, fmt::format("{} needs the {}, which is missing", why, what));
+  return *t;
+}
+
+// DESIGN.md "Non-finite rules", against the golden rounded to the output dtype: ±Inf must match
+// in position and sign; a non-finite value where the rounded golden is finite fails; NaN
+// positions per the problem's rule. A NaN is never a wildcard: only the golden's NaN (or, under
+// `ignore`, a NaN planted in the inputs) excuses anything, never a NaN of the candidate or of
+// the reference.
+void classify(Work& w) {
+  const NanRule rule = w.in->nan;
+  const bool nan_anywhere = rule == NanRule::ignore && w.in->nan_in_inputs;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double b = w.basis[i];
+    const double v = w.c[i];
+    Status s;
+    if (std::isnan(b)) {
+      if (rule != NanRule::propagate)
+        s = Status::excused;
+      else if (std::isnan(v))
+        s = Status::settled;
+      else if (std::isinf(v))
+        s = Status::fail_nonfinite;
+      else
+        s = Status::fail_mismatch;
+    } else if (std::isinf(b)) {
+      if (v == b)
+        s = Status::settled;
+      else if (std::isnan(v) && nan_anywhere)
+        s = Status::excused;
+      else if (std::isfinite(v))
+        s = Status::fail_mismatch;
+      else
+        s = Status::fail_nonfinite; // NaN, or Inf of the other sign
+    } else {
+      if (std::isfinite(v))
+        s = Status::judged;
+      else if (std::isnan(v) && nan_anywhere)
+        s = Status::excused;
+      else
+        s = Status::fail_nonfinite;
+    }
+    w.status[i] = s;
+  }
+}
+
+// The values a policy compares against: the golden rounded to the output dtype, or the
+// same-precision reference.
+void load_expected(Work& w, Expected e, const char* policy) {
+  if (e == Expected::golden) {
+    need(w, w.in->golden, "golden", policy);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (w.status[i] == Status::judged) w.x[i] = w.basis[i];
+  } else {
+    const HostTensor& ref =
+        need(w, w.in->reference, "reference (expected = \"reference\")", policy);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (w.status[i] == Status::judged) w.x[i] = ref.get(static_cast<std::int64_t>(i));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// relative(k)
+
+// Sums over one group of elements (the whole tensor or one slice) for the relative bound.
+struct RelAcc {
+  std::int64_t count = 0;     // judged elements
+  std::int64_t ref_count = 0; // of those, with a finite reference
+  long double e2 = 0, r2 = 0, g2 = 0;
+  double max_e = 0, max_r = 0, max_g = 0;
+
+  void add(double e, double er, double g) {
+    ++count;
+    e2 += static_cast<long double>(e) * e;
+    g2 += static_cast<long double>(g) * g;
+    max_e = std::max(max_e, e);
+    max_g = std::max(max_g, std::fabs(g));
+    if (std::isfinite(er)) {
+      ++ref_count;
+      r2 += static_cast<long double>(er) * er;
+      max_r = std::max(max_r, er);
+    }
+  }
+};
+
+struct RelBound {
+  double max_e = 0, rms_e = 0;     // candidate
+  double max_r = 0, rms_r = 0;     // reference
+  double max_g = 0, rms_g = 0;     // golden scale
+  double floor = 0, floor_rms = 0; // one ulp of the output dtype at those scales
+  double max_bound = 0, rms_bound = 0;
+  bool pass = true;
+  double ratio = 0;
+};
+
+RelBound rel_bound(const RelAcc& a, DType t, double k) {
+  RelBound b;
+  b.max_e = a.max_e;
+  b.rms_e = rms_of(a.e2, a.count);
+  b.max_r = a.max_r;
+  b.rms_r = rms_of(a.r2, a.ref_count);
+  b.max_g = a.max_g;
+  b.rms_g = rms_of(a.g2, a.count);
+  b.floor = ulp_of(t, b.max_g);
+  b.floor_rms = ulp_of(t, b.rms_g);
+  b.max_bound = k * std::max(b.max_r, b.floor);
+  b.rms_bound = k * std::max(b.rms_r, b.floor_rms);
+  b.pass = (b.max_e <= b.max_bound) && (b.rms_e <= b.rms_bound);
+  b.ratio = std::max(safe_ratio(b.max_e, b.max_bound), safe_ratio(b.rms_e, b.rms_bound));
+  return b;
+}
+
+PolicyResult judge_relative(Work& w, const PolicySpec& p, OutputFinding& f) {
+  const HostTensor& golden = need(w, w.in->golden, "golden", "relative");
+  const HostTensor& ref = need(w, w.in->reference, "same-precision reference", "relative");
+  const bool k_given = p.k.has_value();
+  const double k = p.k.value_or(default_relative_k(w.dtype));
+  if (!(k >= 0) || !std::isfinite(k))
+    spec_fail(*w.spec, fmt::format("relative(k) needs a finite k >= 0, got {}", k));
+
+  // Slices along the axis: slice(i) = (i / stride) % extent in row-major order.
+  const int rank = static_cast<int>(w.shape.size());
+  std::int64_t stride = 1, extent = 0;
+  const bool sliced = w.spec->slice.has_value();
+  int axis = 0;
+  if (sliced) {
+    axis = *w.spec->slice;
+    if (axis < 0 || axis >= rank)
+      spec_fail(*w.spec, fmt::format("slice = {} is not an axis of a rank-{} output", axis, rank));
+    extent = w.shape[static_cast<std::size_t>(axis)];
+    for (int d = axis + 1; d < rank; ++d)
+      stride *= w.shape[static_cast<std::size_t>(d)];
+  }
+  auto slice_of = [&](std::size_t i) {
+    return static_cast<std::size_t>((static_cast<std::int64_t>(i) / stride) % extent);
+  };
+
+  RelAcc whole;
+  std::vector<RelAcc> slices(sliced ? static_cast<std::size_t>(extent) : 0);
+  std::int64_t ref_nonfinite = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    const double g = golden.get(static_cast<std::int64_t>(i));
+    const double e = std::fabs(w.c[i] - g);
+    // A reference that is not finite where the golden is (an overflow in its intermediate)
+    // would make the bound infinite; its error there is left out, and the source says so.
+    const double er = std::fabs(ref.get(static_cast<std::int64_t>(i)) - g);
+    if (!std::isfinite(er)) ++ref_nonfinite;
+    w.x[i] = g;
+    w.err[i] = e;
+    whole.add(e, er, g);
+    if (sliced) slices[slice_of(i)].add(e, er, g);
+  }
+
+  const RelBound wb = rel_bound(whole, w.dtype, k);
+  std::vector<RelBound> sb;
+  sb.reserve(slices.size());
+  for (const auto& a : slices)
+    sb.push_back(rel_bound(a, w.dtype, k));
+
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    // A slice's max bound is never looser than the whole tensor's (a max over fewer elements,
+    // a floor at a smaller scale), so it is the bound the element was held to.
+    w.allowed[i] = sliced ? sb[slice_of(i)].max_bound : wb.max_bound;
+    w.bad[i] = !(w.err[i] <= w.allowed[i]);
+  }
+
+  PolicyResult r;
+  r.pass = wb.pass;
+  r.ratio = wb.ratio;
+  std::vector<std::pair<double, std::int64_t>> failing; // (ratio, slice)
+  for (std::size_t s = 0; s < sb.size(); ++s) {
+    if (slices[s].count == 0) continue;
+    r.ratio = std::max(r.ratio, sb[s].ratio);
+    if (!sb[s].pass) failing.emplace_back(sb[s].ratio, static_cast<std::int64_t>(s));
+  }
+  if (!failing.empty()) r.pass = false;
+  std::stable_sort(failing.begin(), failing.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  f.failed_slice_count = static_cast<std::int64_t>(failing.size());
+  for (std::size_t j = 0; j < failing.size() && j < k_report_max; ++j) {
+    const RelBound& b = sb[static_cast<std::size_t>(failing[j].second)];
+    f.failed_slices.push_back({failing[j].second, b.max_e, b.max_bound, b.rms_e, b.rms_bound});
+  }
+
+  const std::string dt{dtype_name(w.dtype)};
+  f.bound.policy = fmt::format("relative({})", k);
+  f.bound.expected = "golden";
+  f.bound.source = fmt::format(
+      "k={} ({}) x max(max|ref-golden|={:.3g}, floor 1 ulp {} at max|golden|={:.3g}: {:.3g}); "
+      "rms: k x max(rms|ref-golden|={:.3g}, floor 1 ulp {} at rms(golden)={:.3g}: {:.3g})",
+      k, k_given ? "given" : dt + " default", wb.max_r, dt, wb.max_g, wb.floor, wb.rms_r, dt,
+      wb.rms_g, wb.floor_rms);
+  if (sliced)
+    f.bound.source += fmt::format("; the same per slice along axis {} ({} slices)", axis, extent);
+  if (ref_nonfinite > 0)
+    f.bound.source +=
+        fmt::format("; {} non-finite where the golden is finite, left out of the reference's error",
+                    plural(ref_nonfinite, "reference value", "reference values"));
+  f.bound.max_bound = wb.max_bound;
+  f.bound.rms_bound = wb.rms_bound;
+  f.bound.max_error = wb.max_e;
+  f.bound.rms_error = wb.rms_e;
+
+  std::vector<std::string> parts;
+  if (!wb.pass && wb.max_e <= wb.max_bound)
+    parts.push_back(fmt::format("rms error {:.3g} beyond the bound {:.3g} (max error {:.3g} "
+                                "within {:.3g})",
+                                wb.rms_e, wb.rms_bound, wb.max_e, wb.max_bound));
+  if (!failing.empty()) {
+    const SliceFailure& s = f.failed_slices.front();
+    parts.push_back(fmt::format(
+        "{} of {} along axis {} fail{}; worst slice {}: max error {:.3g} vs bound {:.3g}, "
+        "rms {:.3g} vs {:.3g}",
+        failing.size(), plural(extent, "slice", "slices"), axis, failing.size() == 1 ? "s" : "",
+        s.slice, s.max_error, s.max_bound, s.rms_error, s.rms_bound));
+  }
+  for (const auto& part : parts)
+    r.fail_detail += (r.fail_detail.empty() ? "" : "; ") + part;
+  r.pass_detail = fmt::format(
+      "{} within relative({}): max error {:.3g} of {:.3g}, rms {:.3g} of {:.3g}{}",
+      plural(w.n, "element", "elements"), k, wb.max_e, wb.max_bound, wb.rms_e, wb.rms_bound,
+      sliced ? fmt::format(", and in each of {} along axis {}", plural(extent, "slice", "slices"),
+                           axis)
+             : std::string{});
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// allclose, ulp, exact, ratio
+
+PolicyResult judge_allclose(Work& w, const PolicySpec& p, OutputFinding& f) {
+  load_expected(w, p.expected, "allclose");
+  const auto [d_rtol, d_atol] = torch_default_tolerances(w.dtype);
+  const double rtol = p.rtol.value_or(d_rtol);
+  const double atol = p.atol.value_or(d_atol);
+  if (!(rtol >= 0) || !(atol >= 0))
+    spec_fail(*w.spec, fmt::format("allclose needs rtol, atol >= 0, got {}, {}", rtol, atol));
+
+  PolicyResult r;
+  double max_e = 0;
+  long double e2 = 0;
+  std::int64_t judged = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    const double e = std::fabs(w.c[i] - w.x[i]);
+    const double al = atol + rtol * std::fabs(w.x[i]);
+    w.err[i] = e;
+    w.allowed[i] = al;
+    w.bad[i] = !(e <= al);
+    if (w.bad[i]) r.pass = false;
+    r.ratio = std::max(r.ratio, safe_ratio(e, al));
+    if (std::isfinite(e)) {
+      max_e = std::max(max_e, e);
+      e2 += static_cast<long double>(e) * e;
+      ++judged;
+    }
+  }
+
+  const std::string dt{dtype_name(w.dtype)};
+  const bool fp8 = w.dtype == DType::fp8e4m3 || w.dtype == DType::fp8e5m2;
+  std::string defaults = fp8 ? fmt::format("kjudge's {} default (one ulp of the format; torch "
+                                           "has none)",
+                                           dt)
+                             : fmt::format("torch.testing default for {}", dt);
+  f.bound.policy = fmt::format("allclose(rtol={}, atol={})", rtol, atol);
+  f.bound.expected = std::string(expected_name(p.expected));
+  if (p.rtol && p.atol)
+    f.bound.source = "rtol and atol as given";
+  else if (!p.rtol && !p.atol)
+    f.bound.source = "rtol and atol: " + defaults;
+  else
+    f.bound.source = fmt::format("{} as given, {}: {}", p.rtol ? "rtol" : "atol",
+                                 p.rtol ? "atol" : "rtol", defaults);
+  f.bound.source += "; |c - e| <= atol + rtol*|e| elementwise";
+  f.bound.max_bound = k_nan;
+  f.bound.rms_bound = k_nan;
+  f.bound.max_error = max_e;
+  f.bound.rms_error = rms_of(e2, judged);
+  r.pass_detail = fmt::format("{} within {}", plural(w.n, "element", "elements"), f.bound.policy);
+  return r;
+}
+
+PolicyResult judge_ulp(Work& w, const PolicySpec& p, OutputFinding& f) {
+  load_expected(w, p.expected, "ulp(n)");
+  const double n_ulps = p.ulps;
+  if (!(n_ulps >= 0)) spec_fail(*w.spec, fmt::format("ulp(n) needs n >= 0, got {}", n_ulps));
+
+  PolicyResult r;
+  double max_e = 0;
+  long double e2 = 0;
+  std::int64_t judged = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    const double e = std::isfinite(w.x[i]) ? ulp_distance(w.dtype, w.c[i], w.x[i]) : k_inf;
+    w.err[i] = e;
+    w.allowed[i] = n_ulps;
+    w.bad[i] = !(e <= n_ulps);
+    if (w.bad[i]) r.pass = false;
+    r.ratio = std::max(r.ratio, safe_ratio(e, n_ulps));
+    if (std::isfinite(e)) {
+      max_e = std::max(max_e, e);
+      e2 += static_cast<long double>(e) * e;
+      ++judged;
+    }
+  }
+  const std::string dt{dtype_name(w.dtype)};
+  f.bound.policy = fmt::format("ulp({})", n_ulps);
+  f.bound.expected = std::string(expected_name(p.expected));
+  f.bound.source = fmt::format("at most {} representable {} values between candidate and {}{}",
+                               n_ulps, dt, p.expected == Expected::golden ? "golden" : "reference",
+                               p.expected == Expected::golden ? " (rounded to " + dt + ")" : "");
+  f.bound.max_bound = n_ulps;
+  f.bound.rms_bound = k_nan;
+  f.bound.max_error = max_e;
+  f.bound.rms_error = rms_of(e2, judged);
+  r.pass_detail = fmt::format("{} within {} (max {} ulp)", plural(w.n, "element", "elements"),
+                              f.bound.policy, max_e);
+  return r;
+}
+
+PolicyResult judge_exact(Work& w, Expected expected, OutputFinding& f) {
+  load_expected(w, expected, "exact");
+  const bool strict = w.in->signed_zero_strict;
+  PolicyResult r;
+  double max_e = 0;
+  long double e2 = 0;
+  std::int64_t judged = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    // The candidate is finite here; a NaN expected never equals it (NaN payloads only matter
+    // where the golden is NaN, and the non-finite rules settled those by position).
+    const double c = w.c[i], x = w.x[i];
+    const bool same = c == x && (!strict || std::signbit(c) == std::signbit(x));
+    const double e = std::fabs(c - x);
+    w.err[i] = e;
+    w.allowed[i] = 0;
+    w.bad[i] = !same;
+    if (!same) r.pass = false;
+    if (std::isfinite(e)) {
+      max_e = std::max(max_e, e);
+      e2 += static_cast<long double>(e) * e;
+      ++judged;
+    }
+  }
+  r.ratio = r.pass ? 0 : k_inf;
+  f.bound.policy = strict ? "exact(signed_zero = \"strict\")" : "exact";
+  f.bound.expected = std::string(expected_name(expected));
+  f.bound.source =
+      fmt::format("bit-identical to the {} (NaN payloads canonicalised; {})",
+                  expected == Expected::golden ? "golden rounded to the output dtype" : "reference",
+                  strict ? "+0 and -0 differ" : "+0 equals -0");
+  f.bound.max_bound = 0;
+  f.bound.rms_bound = 0;
+  f.bound.max_error = max_e;
+  f.bound.rms_error = rms_of(e2, judged);
+  r.pass_detail = fmt::format("{} bit-identical to the {}", plural(w.n, "element", "elements"),
+                              expected_name(expected));
+  return r;
+}
+
+PolicyResult judge_ratio(Work& w, const PolicySpec& p, OutputFinding& f) {
+  load_expected(w, p.expected, "ratio");
+  const double thr = p.threshold, mf = p.max_fraction;
+  if (!(thr >= 0) || !(mf >= 0 && mf <= 1))
+    spec_fail(*w.spec, fmt::format("ratio(threshold, max_fraction) needs threshold >= 0 and "
+                                   "0 <= max_fraction <= 1, got {}, {}",
+                                   thr, mf));
+  std::vector<double> rels;
+  long double r2 = 0;
+  double max_rel = 0;
+  std::int64_t over = 0;
+  std::int64_t worst_over = -1;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    const double c = w.c[i], x = w.x[i];
+    double rel;
+    if (c == x)
+      rel = 0; // 0/0 where the expected is 0
+    else if (!std::isfinite(x))
+      rel = k_inf;
+    else
+      rel = std::fabs(c - x) / std::max(std::fabs(x), ulp_of(w.dtype, x));
+    w.err[i] = rel;
+    w.allowed[i] = thr;
+    w.bad[i] = !(rel <= thr);
+    if (w.bad[i]) {
+      ++over;
+      if (worst_over < 0 || rel > w.err[static_cast<std::size_t>(worst_over)])
+        worst_over = static_cast<std::int64_t>(i);
+    }
+    rels.push_back(rel);
+    if (std::isfinite(rel)) {
+      max_rel = std::max(max_rel, rel);
+      r2 += static_cast<long double>(rel) * rel;
+    } else {
+      max_rel = k_inf;
+    }
+  }
+  const auto judged = static_cast<std::int64_t>(rels.size());
+  // The most elements allowed above the threshold: the largest m with m/judged <= mf, found with
+  // the same double comparison the fraction test makes, so the two can never disagree.
+  std::int64_t m = 0;
+  if (judged > 0) {
+    m = static_cast<std::int64_t>(std::floor(mf * static_cast<double>(judged)));
+    m = std::clamp<std::int64_t>(m, 0, judged);
+    auto frac = [&](std::int64_t k) {
+      return static_cast<double>(k) / static_cast<double>(judged);
+    };
+    while (m < judged && frac(m + 1) <= mf)
+      ++m;
+    while (m > 0 && !(frac(m) <= mf))
+      --m;
+  }
+  PolicyResult r;
+  r.element_message = false;
+  r.pass = over <= m;
+  // Passes iff the (m+1)-th largest relative error is within the threshold: that element's
+  // ratio to the threshold is the policy's ratio.
+  if (m < judged) {
+    auto nth = rels.begin() + static_cast<std::ptrdiff_t>(m);
+    std::nth_element(rels.begin(), nth, rels.end(), std::greater<>());
+    r.ratio = safe_ratio(*nth, thr);
+  }
+  f.bound.policy = fmt::format("ratio({}, {})", thr, mf);
+  f.bound.expected = std::string(expected_name(p.expected));
+  f.bound.source = fmt::format(
+      "relative error |c - e| / max(|e|, 1 ulp {} at e) above {} allowed for at most {} of "
+      "the elements ({} of {})",
+      dtype_name(w.dtype), thr, mf, m, judged);
+  f.bound.max_bound = thr;
+  f.bound.rms_bound = k_nan;
+  f.bound.max_error = max_rel;
+  f.bound.rms_error = rms_of(r2, judged);
+  const std::string over_text = fmt::format("{} of {} elements ({}) have relative error above {}",
+                                            over, judged, show_percent(over, judged), thr);
+  std::string worst;
+  if (worst_over >= 0) {
+    const auto i = static_cast<std::size_t>(worst_over);
+    worst = fmt::format("; worst at {}: {} vs {} (relative error {:.3g})",
+                        show_index(w, worst_over), show(w.c[i]), show(w.x[i]), w.err[i]);
+  }
+  r.fail_detail = fmt::format("{}, at most {} allowed{}", over_text, m, worst);
+  r.pass_detail = fmt::format("{}, within the {} allowed", over_text, m);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// regions: the CANN two-phase gate (numerics.md)
+
+enum class Region : std::uint8_t { normal, small, cancellation };
+
+struct RegionVerdict {
+  Region region;
+  double error; // absolute in small/cancellation, relative in normal
+  double allowed;
+  bool bad;
+};
+
+RegionVerdict region_of(const RegionConstants& k, double v, double g) {
+  const double a = std::fabs(g);
+  const double e = std::fabs(v - g);
+  if (a < k.small_boundary) return {Region::small, e, k.small_abs_bound, !(e <= k.small_abs_bound)};
+  if (a < k.cancel_boundary && std::fabs(v) < k.cancel_boundary)
+    return {Region::cancellation, e, k.cancel_abs_bound, !(e <= k.cancel_abs_bound)};
+  const double rel = e / (a + 1e-7);
+  return {Region::normal, rel, 10 * k.threshold, !(rel <= 10 * k.threshold)};
+}
+
+PolicyResult judge_regions(Work& w, OutputFinding& f) {
+  need(w, w.in->golden, "golden", "regions");
+  const HostTensor& ref = need(w, w.in->reference, "same-precision reference", "regions");
+  const RegionConstants k = cann_constants(w.dtype);
+
+  // Phase 1 on rel_i = |c - g_r| / (|g_r| + 1e-7).
+  long double sum_rel = 0;
+  double mare = 0;
+  std::int64_t judged = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    const double g = w.basis[i];
+    const double rel = std::fabs(w.c[i] - g) / (std::fabs(g) + 1e-7);
+    w.x[i] = g;
+    w.err[i] = rel;
+    w.allowed[i] = 10 * k.threshold;
+    sum_rel += rel;
+    mare = std::max(mare, rel);
+    ++judged;
+  }
+  const double mere =
+      judged > 0 ? static_cast<double>(sum_rel / static_cast<long double>(judged)) : 0.0;
+  const bool phase1 = mere < k.threshold && mare < 10 * k.threshold;
+
+  const std::string dt{dtype_name(w.dtype)};
+  f.bound.policy = "regions";
+  f.bound.expected = "golden";
+  f.bound.max_bound = 10 * k.threshold;
+  f.bound.rms_bound = k.threshold;
+  f.bound.max_error = mare;
+  f.bound.rms_error = mere;
+  f.bound.source = fmt::format(
+      "CANN gate for {}: phase 1 MERE < T={:.3g} and MARE < 10T; phase 2 regions: small "
+      "|g| < {:.3g} (abs error <= {:.3g}), cancellation |g| < {:.3g} and |out| < {:.3g} (abs "
+      "error <= {:.3g}), normal (rel error <= {:.3g}); counts against the reference's",
+      dt, k.threshold, k.small_boundary, k.small_abs_bound, k.cancel_boundary, k.cancel_boundary,
+      k.cancel_abs_bound, 10 * k.threshold);
+
+  PolicyResult r;
+  r.element_message = false;
+  if (phase1) {
+    r.pass = true;
+    r.ratio = std::max(mere / k.threshold, mare / (10 * k.threshold));
+    r.pass_detail = fmt::format("phase 1: MERE {:.3g} < {:.3g} and MARE {:.3g} < {:.3g}", mere,
+                                k.threshold, mare, 10 * k.threshold);
+    return r;
+  }
+
+  // Phase 2: every region's error count against the same-precision reference's.
+  std::array<RegionCount, 3> counts{};
+  counts[0].region = "normal";
+  counts[1].region = "small";
+  counts[2].region = "cancellation";
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const Status s = w.status[i];
+    const double g = w.basis[i];
+    // The reference is counted wherever the rounded golden is finite and nothing is excused.
+    if (s == Status::judged || (s == Status::fail_nonfinite && std::isfinite(g))) {
+      const RegionVerdict rv = region_of(k, ref.get(static_cast<std::int64_t>(i)), g);
+      if (rv.bad) ++counts[static_cast<std::size_t>(rv.region)].reference_errors;
+    }
+    if (s != Status::judged) continue;
+    const RegionVerdict cv = region_of(k, w.c[i], g);
+    auto& rc = counts[static_cast<std::size_t>(cv.region)];
+    ++rc.elements;
+    w.err[i] = cv.error;
+    w.allowed[i] = cv.allowed;
+    w.bad[i] = cv.bad;
+    if (cv.bad) ++rc.errors;
+  }
+  // Normal: none allowed where the reference has none, else twice its count; small-value and
+  // cancellation: count / max(reference count, 1) <= 2.
+  counts[0].allowed = 2 * counts[0].reference_errors;
+  counts[1].allowed = 2 * std::max<std::int64_t>(counts[1].reference_errors, 1);
+  counts[2].allowed = 2 * std::max<std::int64_t>(counts[2].reference_errors, 1);
+
+  std::string failed;
+  for (const auto& rc : counts) {
+    r.ratio = std::max(r.ratio,
+                       safe_ratio(static_cast<double>(rc.errors), static_cast<double>(rc.allowed)));
+    if (!rc.pass()) {
+      r.pass = false;
+      failed += fmt::format("{}{} region {} (reference {}, allowed {})", failed.empty() ? "" : "; ",
+                            rc.region, plural(rc.errors, "error", "errors"), rc.reference_errors,
+                            rc.allowed);
+    }
+    f.regions.push_back(rc);
+  }
+  const std::string p1 = fmt::format("phase 1 fails (MERE {:.3g}, MARE {:.3g})", mere, mare);
+  r.fail_detail = p1 + "; phase 2: " + failed;
+  r.pass_detail = fmt::format("{}; phase 2 passes: errors normal {}, small {}, cancellation {}", p1,
+                              counts[0].errors, counts[1].errors, counts[2].errors);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approximate tier: named metrics
+
+PolicyResult judge_metric(Work& w, const PolicySpec& p, OutputFinding& f) {
+  if (p.expected == Expected::golden) {
+    const HostTensor& golden = need(w, w.in->golden, "golden", p.metric.c_str());
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (w.status[i] == Status::judged) w.x[i] = golden.get(static_cast<std::int64_t>(i));
+  } else {
+    load_expected(w, Expected::reference, p.metric.c_str());
+  }
+  const double thr = p.metric_threshold;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    w.err[i] = std::fabs(w.c[i] - w.x[i]);
+    w.allowed[i] = k_nan;
+  }
+
+  PolicyResult r;
+  r.element_message = false;
+  double value = 0;
+  std::string what;
+  if (p.metric == "rel_l2" || p.metric == "cosine") {
+    long double d2 = 0, c2 = 0, x2 = 0, cx = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (w.status[i] != Status::judged) continue;
+      const long double c = w.c[i], x = w.x[i];
+      d2 += (c - x) * (c - x);
+      c2 += c * c;
+      x2 += x * x;
+      cx += c * x;
+    }
+    if (p.metric == "rel_l2") {
+      // ||c - g|| / ||g||; a zero golden leaves only "exactly zero" as a pass.
+      if (x2 == 0)
+        value = d2 == 0 ? 0.0 : k_inf;
+      else
+        value = static_cast<double>(std::sqrt(d2) / std::sqrt(x2));
+      r.pass = value <= thr;
+      r.ratio = safe_ratio(value, thr);
+      what = fmt::format("rel_l2 {:.3g}", value);
+    } else {
+      // Two zero vectors point the same way; one zero vector points nowhere.
+      if (c2 == 0 && x2 == 0)
+        value = 1;
+      else if (c2 == 0 || x2 == 0)
+        value = 0;
+      else
+        value = std::clamp(static_cast<double>(cx / (std::sqrt(c2) * std::sqrt(x2))), -1.0, 1.0);
+      r.pass = value >= thr;
+      r.ratio = safe_ratio(1 - value, 1 - thr);
+      what = fmt::format("cosine {:.9g}", value);
+    }
+  } else if (p.metric == "topk") {
+    const std::int64_t last = w.shape.empty() ? 1 : w.shape.back();
+    if (p.topk <= 0 || p.topk > last)
+      spec_fail(*w.spec,
+                fmt::format("topk({}, ...) needs 1 <= k <= {} (the last axis)", p.topk, last));
+    const std::int64_t rows = last > 0 ? w.n / last : 0;
+    std::int64_t counted = 0, agree = 0;
+    std::vector<std::int64_t> ic(static_cast<std::size_t>(last)), ix(ic.size());
+    // Highest value first, ties to the lower index; NaN ranks below everything.
+    auto top = [&](std::vector<std::int64_t>& idx, const std::vector<double>& v,
+                   std::int64_t base) {
+      for (std::int64_t j = 0; j < last; ++j)
+        idx[static_cast<std::size_t>(j)] = j;
+      auto key = [&](std::int64_t j) { return v[static_cast<std::size_t>(base + j)]; };
+      auto before = [&](std::int64_t a, std::int64_t b) {
+        const double va = key(a), vb = key(b);
+        const bool na = std::isnan(va), nb = std::isnan(vb);
+        if (na != nb) return nb; // a number before a NaN
+        if (!na && va != vb) return va > vb;
+        return a < b;
+      };
+      std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(p.topk), idx.end(),
+                        before);
+      std::sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(p.topk));
+    };
+    // Expected values of settled elements (matching Infs) rank like any other value.
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (w.status[i] == Status::settled) w.x[i] = w.basis[i];
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t base = row * last;
+      bool usable = true;
+      for (std::int64_t j = 0; j < last && usable; ++j) {
+        const Status s = w.status[static_cast<std::size_t>(base + j)];
+        usable = s == Status::judged || s == Status::settled;
+      }
+      // A row with an excused or failing element has no defined top-k to agree with.
+      if (!usable) continue;
+      ++counted;
+      top(ic, w.c, base);
+      top(ix, w.x, base);
+      if (std::equal(ic.begin(), ic.begin() + static_cast<std::ptrdiff_t>(p.topk), ix.begin()))
+        ++agree;
+    }
+    value = counted > 0 ? static_cast<double>(agree) / static_cast<double>(counted) : 1.0;
+    r.pass = value >= thr;
+    r.ratio = safe_ratio(1 - value, 1 - thr);
+    what = fmt::format("top-{} agreement {:.6g} ({} of {} rows)", p.topk, value, agree, counted);
+  } else {
+    spec_fail(*w.spec, fmt::format("unknown metric '{}' (rel_l2, cosine, topk)", p.metric));
+  }
+
+  const bool upper = p.metric == "rel_l2";
+  f.bound.policy = p.metric == "topk" ? fmt::format("topk({}, {})", p.topk, thr)
+                                      : fmt::format("{}({})", p.metric, thr);
+  f.bound.expected = std::string(expected_name(p.expected));
+  f.bound.source = fmt::format("{} {} {} against the {}", p.metric, upper ? "<=" : ">=", thr,
+                               expected_name(p.expected));
+  f.bound.max_bound = thr;
+  f.bound.rms_bound = k_nan;
+  f.bound.max_error = value;
+  f.bound.rms_error = k_nan;
+  r.fail_detail = fmt::format("{} {} {}", what, upper ? "above" : "below", thr);
+  r.pass_detail = fmt::format("{} {} {}", what, upper ? "<=" : ">=", thr);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer outputs
+
+std::int64_t read_int(const HostTensor& t, std::int64_t i) {
+  // get() is exact for every integer dtype but i64 beyond 2^53.
+  if (t.dtype() == DType::i64) return t.data<std::int64_t>()[i];
+  return static_cast<std::int64_t>(t.get(i));
+}
+
+std::int64_t saturate_int(double v) {
+  constexpr double two63 = 9223372036854775808.0;
+  if (v >= two63) return std::numeric_limits<std::int64_t>::max();
+  if (v < -two63) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v);
+}
+
+// Integer outputs of float computations (quantise, argmax) are judged exactly against the
+// reference, which shares the candidate's float rounding, or against the golden rounded to the
+// dtype when there is no reference. ties = "off_by_one" accepts |c - e| <= 1 for outputs where
+// a value on a rounding boundary may legitimately go either way. The float policy is not used.
+PolicyResult judge_integers(Work& w, OutputFinding& f) {
+  const HostTensor* ref = w.in->reference;
+  const HostTensor* golden = w.in->golden;
+  if (!ref && !golden)
+    spec_fail(*w.spec, "an integer output needs a reference or a golden to compare against");
+  const std::string ties = w.spec->ties.value_or("exact");
+  if (ties != "exact" && ties != "off_by_one")
+    spec_fail(*w.spec, fmt::format("unknown ties rule '{}' (exact, off_by_one)", ties));
+  const long double tol = ties == "off_by_one" ? 1 : 0;
+
+  PolicyResult r;
+  double max_e = 0;
+  long double e2 = 0;
+  std::int64_t judged = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const auto fi = static_cast<std::int64_t>(i);
+    const std::int64_t c = read_int(*w.in->actual, fi);
+    w.c[i] = static_cast<double>(c);
+    std::int64_t x;
+    if (ref) {
+      x = read_int(*ref, fi);
+    } else if (is_integer(golden->dtype())) {
+      x = read_int(*golden, fi);
+    } else {
+      // Tested before rounding: round_to takes a NaN to 0 for an integer dtype.
+      const double g = golden->get(fi);
+      w.basis[i] = g;
+      if (std::isnan(g)) {
+        // No integer carries a NaN: exempt/ignore excuse the element, propagate cannot be met.
+        w.status[i] = w.in->nan == NanRule::propagate ? Status::fail_mismatch : Status::excused;
+        continue;
+      }
+      x = saturate_int(round_to(w.dtype, g));
+    }
+    w.basis[i] = static_cast<double>(x);
+    w.status[i] = Status::judged;
+    const long double d = std::fabs(static_cast<long double>(c) - static_cast<long double>(x));
+    w.x[i] = static_cast<double>(x);
+    w.err[i] = static_cast<double>(d);
+    w.allowed[i] = static_cast<double>(tol);
+    w.bad[i] = d > tol;
+    if (w.bad[i]) r.pass = false;
+    r.ratio = std::max(r.ratio, safe_ratio(w.err[i], w.allowed[i]));
+    max_e = std::max(max_e, w.err[i]);
+    e2 += d * d;
+    ++judged;
+  }
+  f.bound.policy = ties == "exact" ? "exact (integer)" : "exact (integer, ties = \"off_by_one\")";
+  f.bound.expected = ref ? "reference" : "golden";
+  f.bound.source = ties == "exact"
+                       ? std::string("integer outputs are compared exactly")
+                       : std::string("integer outputs: |c - e| <= 1 (ties = \"off_by_one\")");
+  f.bound.max_bound = static_cast<double>(tol);
+  f.bound.rms_bound = k_nan;
+  f.bound.max_error = max_e;
+  f.bound.rms_error = rms_of(e2, judged);
+  r.pass_detail = fmt::format("{} equal to the {}{}", plural(w.n, "element", "elements"),
+                              f.bound.expected, ties == "exact" ? "" : " within 1");
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics, worst element, message
+
+void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
+  std::int64_t nonfinite = 0, finite_where_not = 0, bad = 0, excused = 0;
+  std::int64_t first_nonfinite = -1, first_finite_where_not = -1;
+  std::int64_t worst = -1, worst_bad = -1;
+  // Severity orders elements for "worst": failing before passing, then by error / allowed,
+  // then by the error itself; the first of equals wins.
+  struct Severity {
+    bool failing = false;
+    double ratio = 0, error = 0;
+    bool operator>(const Severity& o) const {
+      if (failing != o.failing) return failing;
+      if (ratio != o.ratio) return ratio > o.ratio;
+      return error > o.error;
+    }
+  };
+  Severity worst_s, worst_bad_s;
+  std::vector<double> abs_e, rel_e, ulp_e;
+  abs_e.reserve(w.size());
+  rel_e.reserve(w.size());
+  ulp_e.reserve(w.size());
+
+  auto report = [&](std::size_t i) {
+    ElementReport e;
+    e.flat = static_cast<std::int64_t>(i);
+    e.index = unravel(w.shape, e.flat);
+    e.value = w.c[i];
+    if (w.status[i] == Status::judged) {
+      e.expected = w.x[i];
+      e.error = w.err[i];
+      e.allowed = w.allowed[i];
+    } else {
+      e.expected = w.basis[i];
+      e.error = std::fabs(w.c[i] - w.basis[i]);
+      e.allowed = k_nan;
+    }
+    return e;
+  };
+
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const auto fi = static_cast<std::int64_t>(i);
+    Severity s;
+    switch (w.status[i]) {
+    case Status::excused:
+      ++excused;
+      continue;
+    case Status::settled:
+      continue;
+    case Status::fail_nonfinite:
+      if (nonfinite++ == 0) first_nonfinite = fi;
+      s = {true, k_inf, k_inf};
+      break;
+    case Status::fail_mismatch:
+      if (finite_where_not++ == 0) first_finite_where_not = fi;
+      s = {true, k_inf, k_inf};
+      break;
+    case Status::judged: {
+      const double e = std::isnan(w.err[i]) ? k_inf : w.err[i];
+      s = {w.bad[i] != 0, std::isnan(w.allowed[i]) ? e : safe_ratio(w.err[i], w.allowed[i]), e};
+      if (w.bad[i]) {
+        ++bad;
+        if (worst_bad < 0 || s > worst_bad_s) worst_bad = fi, worst_bad_s = s;
+      }
+      const double x = w.x[i];
+      if (std::isfinite(x)) {
+        const double a = std::fabs(w.c[i] - x);
+        const double unit = unit_at(w.dtype, x);
+        abs_e.push_back(a);
+        // Saturated at the largest double: "never inf", even for f64 errors over a subnormal.
+        const double big = std::numeric_limits<double>::max();
+        rel_e.push_back(w.c[i] == x ? 0.0 : std::min(a / std::max(std::fabs(x), unit), big));
+        ulp_e.push_back(std::min(a / unit, big));
+      }
+      break;
+    }
+    }
+    if (s.failing && f.first.size() < k_report_max) f.first.push_back(report(i));
+    if (worst < 0 || s > worst_s) worst = fi, worst_s = s;
+  }
+  if (worst >= 0) f.worst = report(static_cast<std::size_t>(worst));
+  f.stats.abs = exact_percentiles(std::move(abs_e));
+  f.stats.rel = exact_percentiles(std::move(rel_e));
+  f.stats.ulp = exact_percentiles(std::move(ulp_e));
+
+  f.nonfinite = nonfinite;
+  f.excused = excused;
+  f.mismatches = nonfinite + finite_where_not + bad;
+  f.mismatch_fraction =
+      w.n > 0 ? static_cast<double>(f.mismatches) / static_cast<double>(w.n) : 0.0;
+
+  const bool policy_fails = !r.pass;
+  if (nonfinite > 0)
+    f.reason = Reason::nonfinite;
+  else if (finite_where_not > 0 || policy_fails)
+    f.reason = Reason::mismatch;
+  else
+    f.reason = Reason::none;
+
+  // log10(error / allowed); its sign is the verdict's (<= 0 passes), whatever rounding did.
+  if (nonfinite > 0 || finite_where_not > 0)
+    f.log_error_ratio = k_log_ratio_max;
+  else
+    f.log_error_ratio = clamp_log_ratio(r.ratio);
+  if (f.pass())
+    f.log_error_ratio = std::min(f.log_error_ratio, 0.0);
+  else if (!(f.log_error_ratio > 0))
+    f.log_error_ratio = std::numeric_limits<double>::min();
+
+  std::vector<std::string> parts;
+  auto at = [&](std::int64_t i) {
+    const auto u = static_cast<std::size_t>(i);
+    const double e = w.status[u] == Status::judged ? w.x[u] : w.basis[u];
+    return fmt::format("{}: {} vs {}", show_index(w, i), show(w.c[u]), show(e));
+  };
+  if (nonfinite > 0)
+    parts.push_back(fmt::format("{} where the rounded golden does not allow {}; first at {}",
+                                plural(nonfinite, "non-finite value", "non-finite values"),
+                                nonfinite == 1 ? "it" : "them", at(first_nonfinite)));
+  if (finite_where_not > 0)
+    parts.push_back(fmt::format("{} where the rounded golden is not finite; first at {}",
+                                plural(finite_where_not, "finite value", "finite values"),
+                                at(first_finite_where_not)));
+  if (policy_fails) {
+    if (r.element_message && bad > 0)
+      parts.push_back(fmt::format("{} of {} elements ({}) beyond the bound; worst at {}", bad, w.n,
+                                  show_percent(bad, w.n), at(worst_bad)));
+    if (!r.fail_detail.empty()) parts.push_back(r.fail_detail);
+  }
+  if (parts.empty()) {
+    f.message = r.pass_detail;
+    if (excused > 0)
+      f.message +=
+          fmt::format(" ({} excused by the NaN rule)", plural(excused, "element", "elements"));
+  } else {
+    for (const auto& p : parts)
+      f.message += (f.message.empty() ? "" : "; ") + p;
+  }
+}
+
+} // namespace
+
+OutputFinding compare_output(const CompareInputs& in) {
+  KJ_EXPECTS(in.spec != nullptr, "compare_output needs the output's spec");
+  const OutputSpec& spec = *in.spec;
+  if (!in.actual) spec_fail(spec, "no candidate tensor to compare");
+  const HostTensor& actual = *in.actual;
+  if (actual.dtype() != spec.dtype)
+    spec_fail(spec, fmt::format("the candidate tensor is {} but the output is declared {}",
+                                dtype_name(actual.dtype()), dtype_name(spec.dtype)));
+  if (in.reference) check_tensor(spec, *in.reference, actual, "reference", true);
+  if (in.golden) check_tensor(spec, *in.golden, actual, "golden", false);
+
+  Work w;
+  w.in = &in;
+  w.spec = &spec;
+  w.dtype = spec.dtype;
+  w.shape = actual.shape();
+  w.n = actual.numel();
+  w.c.resize(w.size());
+  w.basis.assign(w.size(), k_nan);
+  w.status.assign(w.size(), Status::judged);
+  w.x.assign(w.size(), k_nan);
+  w.err.assign(w.size(), k_nan);
+  w.allowed.assign(w.size(), k_nan);
+  w.bad.assign(w.size(), 0);
+
+  OutputFinding f;
+  f.output = spec.name;
+  f.count = w.n;
+
+  PolicySpec policy = spec.policy;
+  // The exact tier is bit-identity whatever policy the output names (DESIGN.md "Tiers").
+  if (in.tier == Tier::exact && policy.kind != PolicySpec::Kind::exact) {
+    policy.kind = PolicySpec::Kind::exact;
+    policy.expected = Expected::reference;
+  }
+  if (in.tier == Tier::approximate && policy.kind != PolicySpec::Kind::metric &&
+      !is_integer(w.dtype))
+    spec_fail(spec, fmt::format("the approximate tier judges by a metric (rel_l2, cosine, topk), "
+                                "not by '{}'",
+                                policy.text.empty() ? policy_kind_name(policy.kind)
+                                                    : std::string_view(policy.text)));
+
+  PolicyResult r;
+  if (is_integer(w.dtype)) {
+    r = judge_integers(w, f);
+  } else {
+    // The non-finite rules judge against the golden rounded to the output dtype; without a
+    // golden (an exact-tier copy judged against the reference alone) the reference stands in.
+    if (in.golden) {
+      for (std::size_t i = 0; i < w.size(); ++i)
+        w.basis[i] = round_to(w.dtype, in.golden->get(static_cast<std::int64_t>(i)));
+    } else if (in.reference) {
+      for (std::size_t i = 0; i < w.size(); ++i)
+        w.basis[i] = in.reference->get(static_cast<std::int64_t>(i));
+    } else {
+      spec_fail(spec, "a float output needs a golden or a reference to compare against");
+    }
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w.c[i] = actual.get(static_cast<std::int64_t>(i));
+    classify(w);
+    switch (policy.kind) {
+    case PolicySpec::Kind::relative:
+      r = judge_relative(w, policy, f);
+      break;
+    case PolicySpec::Kind::allclose:
+      r = judge_allclose(w, policy, f);
+      break;
+    case PolicySpec::Kind::ulp:
+      r = judge_ulp(w, policy, f);
+      break;
+    case PolicySpec::Kind::exact:
+      r = judge_exact(w, policy.expected, f);
+      break;
+    case PolicySpec::Kind::ratio:
+      r = judge_ratio(w, policy, f);
+      break;
+    case PolicySpec::Kind::regions:
+      r = judge_regions(w, f);
+      break;
+    case PolicySpec::Kind::metric:
+      r = judge_metric(w, policy, f);
+      break;
+    }
+  }
+  finish(w, r, f);
+  return f;
+}
+
+} // namespace kj

@@ -1,0 +1,191 @@
+// The verdict model of DESIGN.md "Verdicts": reason names as the JSON and the CLI spell them,
+// each reason's class (FAIL is the candidate's fault, ERROR the problem's or kjudge's) and exit
+// code, the precedence used when one case shows several reasons, and the aggregation of case
+// findings into one verdict in canonical case order. Reporters and rewards only read the result,
+// so every rule about what a verdict means lives here.
+#include "kjudge/verdict.hpp"
+
+#include <array>
+#include <utility>
+
+namespace kj {
+
+namespace {
+
+struct ReasonInfo {
+  Reason reason;
+  std::string_view name;
+};
+
+// One table so that name and parse can never disagree.
+constexpr std::array<ReasonInfo, 16> k_reasons{{
+    {Reason::none, "none"},
+    {Reason::compile_error, "compile_error"},
+    {Reason::launch_error, "launch_error"},
+    {Reason::forbidden_construct, "forbidden_construct"},
+    {Reason::crash, "crash"},
+    {Reason::timeout, "timeout"},
+    {Reason::oob_write, "oob_write"},
+    {Reason::input_modified, "input_modified"},
+    {Reason::unwritten_output, "unwritten_output"},
+    {Reason::nonfinite, "nonfinite"},
+    {Reason::nondeterministic, "nondeterministic"},
+    {Reason::stale_output, "stale_output"},
+    {Reason::mismatch, "mismatch"},
+    {Reason::impossible_speed, "impossible_speed"},
+    {Reason::spec_error, "spec_error"},
+    {Reason::internal, "internal"},
+}};
+
+// DESIGN.md's precedence list, highest first.
+constexpr std::array<Reason, 8> k_precedence{
+    Reason::crash,
+    Reason::timeout,
+    Reason::oob_write,
+    Reason::input_modified,
+    Reason::unwritten_output,
+    Reason::nonfinite,
+    Reason::nondeterministic,
+    Reason::mismatch,
+};
+
+} // namespace
+
+std::string_view reason_name(Reason r) {
+  for (const auto& info : k_reasons)
+    if (info.reason == r) return info.name;
+  return "internal"; // unreachable for a valid enum value
+}
+
+std::optional<Reason> parse_reason(std::string_view name) {
+  for (const auto& info : k_reasons)
+    if (info.name == name) return info.reason;
+  return std::nullopt;
+}
+
+Outcome reason_outcome(Reason r) {
+  switch (r) {
+  case Reason::none:
+    return Outcome::pass;
+  case Reason::spec_error:
+  case Reason::internal:
+    return Outcome::error;
+  default:
+    return Outcome::fail;
+  }
+}
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+  case Outcome::pass:
+    return "PASS";
+  case Outcome::fail:
+    return "FAIL";
+  case Outcome::error:
+    return "ERROR";
+  case Outcome::skip:
+    return "SKIP";
+  }
+  return "ERROR";
+}
+
+ExitCode reason_exit_code(Reason r) {
+  switch (r) {
+  case Reason::none:
+    return ExitCode::pass;
+  case Reason::spec_error:
+    return ExitCode::spec_error;
+  case Reason::internal:
+    return ExitCode::internal;
+  default:
+    return ExitCode::fail;
+  }
+}
+
+// Ranks, lower wins:
+//   0, 1      internal, spec_error: a verdict kjudge or the problem cannot stand behind says so
+//             before any candidate fault, so an ERROR is never reported as a FAIL (a reward
+//             must not punish a candidate for a broken problem).
+//   2 ..      the other reasons outside DESIGN.md's list, in enum order (compile_error,
+//             launch_error, forbidden_construct, stale_output, impossible_speed): they stop or
+//             overrule a case as a whole.
+//   100 ..    DESIGN.md's list in its order: crash > timeout > ... > mismatch.
+//   1000      none.
+int reason_rank(Reason r) {
+  if (r == Reason::none) return 1000;
+  if (r == Reason::internal) return 0;
+  if (r == Reason::spec_error) return 1;
+  for (std::size_t i = 0; i < k_precedence.size(); ++i)
+    if (k_precedence[i] == r) return 100 + static_cast<int>(i);
+  return 2 + static_cast<int>(r);
+}
+
+Reason worse_reason(Reason a, Reason b) {
+  return reason_rank(b) < reason_rank(a) ? b : a;
+}
+
+void Verdict::finalize() {
+  cases_total = static_cast<std::int64_t>(cases.size());
+  cases_passed = 0;
+
+  // A case's reason is the worst of its own and its outputs'; when an output makes it worse, the
+  // case's message becomes that output's, so the message always explains the reason.
+  for (auto& c : cases) {
+    for (const auto& out : c.outputs) {
+      Reason worse = worse_reason(c.reason, out.reason);
+      if (worse != c.reason) {
+        c.reason = worse;
+        c.message = out.output.empty() ? out.message : out.output + ": " + out.message;
+      }
+    }
+    if (c.pass()) ++cases_passed;
+  }
+
+  // The first failing case in canonical order decides, except that an ERROR anywhere decides
+  // first: a run with a broken case cannot be scored as the candidate's failure.
+  const CaseFinding* decisive = nullptr;
+  for (const auto& c : cases) {
+    if (reason_outcome(c.reason) == Outcome::error) {
+      decisive = &c;
+      break;
+    }
+  }
+  if (!decisive) {
+    for (const auto& c : cases) {
+      if (!c.pass()) {
+        decisive = &c;
+        break;
+      }
+    }
+  }
+
+  // A reason set before any case ran (compile_error, a spec_error found while loading) or
+  // after all of them (impossible_speed from bench) is kept unless a case shows an ERROR it
+  // does not; calling finalize twice gives the same verdict.
+  const bool preset = reason != Reason::none;
+  const bool case_error_overrides = decisive &&
+                                    reason_outcome(decisive->reason) == Outcome::error &&
+                                    reason_outcome(reason) != Outcome::error;
+  if (decisive && (!preset || case_error_overrides ||
+                   (first_failing_case && *first_failing_case == decisive->case_id))) {
+    reason = decisive->reason;
+    message = decisive->message;
+    first_failing_case = decisive->case_id;
+  }
+
+  outcome = reason_outcome(reason);
+  // Nothing judged and nothing wrong is not a pass: DESIGN.md's "a check that cannot run says
+  // SKIP, it never passes silently".
+  if (reason == Reason::none && cases.empty()) outcome = Outcome::skip;
+}
+
+ExitCode Verdict::exit_code() const {
+  return reason_exit_code(reason);
+}
+
+double Verdict::fraction_passed() const {
+  if (cases_total <= 0) return 0.0;
+  return static_cast<double>(cases_passed) / static_cast<double>(cases_total);
+}
+
+} // namespace kj

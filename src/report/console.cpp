@@ -1,0 +1,268 @@
+// The console verdict: what a person reads in a terminal, in a few lines. The first line alone
+// answers "did it pass, and if not, where": `PASS softmax (54/54 cases)` or
+// `FAIL(mismatch) softmax: case 1a2b3c4d:public0:1:id`. Below it, for each failing output of
+// the first few failing cases, the evidence a kernel engineer needs to start debugging (how
+// many elements, which bound and why that bound, the worst element, the first mismatches, the
+// error percentiles, the failed slices), then the command that replays the case alone.
+// Also the text of `kjudge validate` and `kjudge cases`.
+#include <cmath>
+#include <map>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kjudge/report.hpp"
+
+namespace kj {
+
+namespace {
+
+constexpr int kFirstShown = 5;   // first mismatches listed per output
+constexpr int kSlicesShown = 3;  // failed slices listed per output
+
+// Short numbers for errors and bounds; values get more digits so two f32 that differ in the
+// last place do not print alike.
+std::string num(double x) {
+  return fmt::format("{:.3g}", x);
+}
+std::string val(double x) {
+  return fmt::format("{:.9g}", x);
+}
+
+std::string index_text(const ElementReport& e) {
+  if (e.index.empty()) return fmt::format("#{}", e.flat);
+  return fmt::format("[{}]", fmt::join(e.index, ", "));
+}
+
+std::string element_text(const ElementReport& e) {
+  std::string s = fmt::format("{} value {} expected {} error {}", index_text(e), val(e.value),
+                              val(e.expected), num(e.error));
+  if (!std::isnan(e.allowed)) s += fmt::format(" allowed {}", num(e.allowed));
+  return s;
+}
+
+std::string outcome_text(Outcome o, Reason r, bool color) {
+  std::string word(outcome_name(o));
+  if (o == Outcome::fail || o == Outcome::error) word += fmt::format("({})", reason_name(r));
+  if (!color) return word;
+  const char* code = o == Outcome::pass    ? "32"
+                     : o == Outcome::fail  ? "31"
+                     : o == Outcome::error ? "35"
+                                           : "33";
+  return fmt::format("\x1b[1;{}m{}\x1b[0m", code, word);
+}
+
+void print_percentiles(std::ostream& out, const ErrorStats& s) {
+  out << fmt::format("    {:<11} {:>10} {:>10} {:>10} {:>10}\n", "error", "p50", "p99", "p99.9",
+                     "max");
+  auto row = [&](const char* name, const Percentiles& p) {
+    out << fmt::format("      {:<9} {:>10} {:>10} {:>10} {:>10}\n", name, num(p.p50), num(p.p99),
+                       num(p.p999), num(p.max));
+  };
+  row("abs", s.abs);
+  row("rel", s.rel);
+  row("ulp", s.ulp);
+}
+
+void print_output(std::ostream& out, const OutputFinding& f, const ReportOptions& o) {
+  if (f.pass()) {
+    out << fmt::format("  output {}: {}\n", f.output,
+                       outcome_text(Outcome::pass, f.reason, o.color));
+    return;
+  }
+  out << fmt::format("  output {}: {}{}\n", f.output,
+                     outcome_text(reason_outcome(f.reason), f.reason, o.color),
+                     f.message.empty() ? "" : " " + f.message);
+  std::string counts =
+      fmt::format("{} of {} ({:.3g}%)", f.mismatches, f.count, 100.0 * f.mismatch_fraction);
+  if (f.nonfinite > 0) counts += fmt::format(", {} non-finite", f.nonfinite);
+  if (f.excused > 0) counts += fmt::format("; {} excused by the NaN rule", f.excused);
+  out << fmt::format("    {:<11} {}\n", "mismatches", counts);
+  const BoundReport& b = f.bound;
+  if (!b.policy.empty()) {
+    std::string bound =
+        fmt::format("{} against {}", b.policy, b.expected.empty() ? "golden" : b.expected);
+    if (!std::isnan(b.max_bound)) bound += fmt::format(", max {}", num(b.max_bound));
+    if (!std::isnan(b.rms_bound)) bound += fmt::format(", rms {}", num(b.rms_bound));
+    out << fmt::format("    {:<11} {}\n", "bound", bound);
+    if (!b.source.empty()) out << fmt::format("    {:<11} {}\n", "from", b.source);
+    out << fmt::format("    {:<11} max {}, rms {}\n", "reached", num(b.max_error),
+                       num(b.rms_error));
+  }
+  if (f.worst) out << fmt::format("    {:<11} {}\n", "worst", element_text(*f.worst));
+  for (std::size_t i = 0; i < f.first.size() && i < kFirstShown; ++i)
+    out << fmt::format("    {:<11} {}\n", i == 0 ? "first" : "", element_text(f.first[i]));
+  if (f.first.size() > kFirstShown)
+    out << fmt::format("    {:<11} ... {} more listed in the JSON report\n", "",
+                       f.first.size() - kFirstShown);
+  print_percentiles(out, f.stats);
+  for (const auto& r : f.regions)
+    out << fmt::format("    {:<11} {}: {} of {} elements beyond its bound, {} allowed "
+                       "(reference: {}){}\n",
+                       "region", r.region, r.errors, r.elements, r.allowed, r.reference_errors,
+                       r.pass() ? "" : " FAIL");
+  if (f.failed_slice_count > 0) {
+    out << fmt::format("    {:<11} {} failed\n", "slices", f.failed_slice_count);
+    for (std::size_t i = 0; i < f.failed_slices.size() && i < kSlicesShown; ++i) {
+      const SliceFailure& s = f.failed_slices[i];
+      out << fmt::format("    {:<11} slice {}: max {} (bound {}), rms {} (bound {})\n", "", s.slice,
+                         num(s.max_error), num(s.max_bound), num(s.rms_error), num(s.rms_bound));
+    }
+  }
+}
+
+void print_case_body(std::ostream& out, const CaseFinding& c, const ReportOptions& o) {
+  // The case's message is usually one output's ("y: 3 of 4096 ..."), which the output's own
+  // line repeats; print it only when it says something else (a crash, a timeout).
+  bool repeated = false;
+  for (const auto& f : c.outputs)
+    repeated = repeated || (!f.pass() && c.message == f.output + ": " + f.message);
+  if (!c.message.empty() && !repeated) out << "  " << c.message << '\n';
+  for (const auto& f : c.outputs)
+    print_output(out, f, o);
+}
+
+class ConsoleReporter final : public Reporter {
+public:
+  ConsoleReporter(std::ostream& out, ReportOptions options) : out_(out), options_(options) {}
+
+  void report(const Verdict& v) override {
+    const std::string& problem = v.manifest.problem;
+    const std::string head = outcome_text(v.outcome, v.reason, options_.color);
+    std::vector<const CaseFinding*> failing;
+    for (const auto& c : v.cases)
+      if (!c.pass()) failing.push_back(&c);
+    const CaseFinding* first = nullptr;
+    if (v.first_failing_case)
+      for (const auto* c : failing)
+        if (c->case_id == *v.first_failing_case) first = c;
+
+    if (v.outcome == Outcome::pass) {
+      out_ << fmt::format("{} {} ({}/{} cases)\n", head, problem, v.cases_passed, v.cases_total);
+    } else if (first && is_redacted(*first, options_)) {
+      out_ << fmt::format("{} {}: a {} case (details withheld)\n", head, problem,
+                          first->case_class);
+    } else if (v.first_failing_case) {
+      out_ << fmt::format("{} {}: case {}\n", head, problem, *v.first_failing_case);
+      if (first) {
+        print_case_body(out_, *first, options_);
+      } else if (!v.message.empty()) {
+        out_ << "  " << v.message << '\n';
+      }
+    } else {
+      out_ << fmt::format("{} {}{}\n", head, problem, v.message.empty() ? "" : ": " + v.message);
+    }
+
+    // Further failing cases: the first few in full (their outputs may fail differently),
+    // the rest counted.
+    int shown = first ? 1 : 0;
+    std::size_t rest = 0;
+    for (const auto* c : failing) {
+      if (c == first) continue;
+      if (shown >= options_.max_cases_shown) {
+        ++rest;
+        continue;
+      }
+      ++shown;
+      const std::string what = outcome_text(reason_outcome(c->reason), c->reason, options_.color);
+      if (is_redacted(*c, options_)) {
+        out_ << fmt::format("{} a {} case (details withheld)\n", what, c->case_class);
+        continue;
+      }
+      out_ << fmt::format("{} case {}\n", what, c->case_id);
+      print_case_body(out_, *c, options_);
+    }
+    if (rest > 0) out_ << fmt::format("... and {} more failing cases\n", rest);
+
+    if (!v.replay_command.empty() && v.outcome != Outcome::pass &&
+        !(first && is_redacted(*first, options_)))
+      out_ << "replay: " << v.replay_command << '\n';
+    if (v.outcome != Outcome::pass && v.cases_total > 0)
+      out_ << fmt::format("{}/{} cases passed\n", v.cases_passed, v.cases_total);
+    if (v.runtime_ms) {
+      out_ << fmt::format("runtime {} ms", num(*v.runtime_ms));
+      if (v.ref_runtime_ms) out_ << fmt::format(" (reference {} ms)", num(*v.ref_runtime_ms));
+      out_ << '\n';
+    }
+    for (const auto& s : v.skips)
+      out_ << s << '\n';
+    out_.flush();
+  }
+
+private:
+  std::ostream& out_;
+  ReportOptions options_;
+};
+
+std::string dims_text(const Env& dims) {
+  std::string s;
+  for (const auto& [k, v] : dims)
+    s += fmt::format("{}{}={}", s.empty() ? "" : ", ", k, v);
+  return "{" + s + "}";
+}
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_console_reporter(std::ostream& out, ReportOptions options) {
+  return std::make_unique<ConsoleReporter>(out, options);
+}
+
+std::string diagnostic_line(const Diagnostic& d) {
+  const Location& w = d.where;
+  std::string place = w.file.empty() ? "kjudge" : w.file;
+  if (!w.file.empty() && w.line > 0) {
+    place += fmt::format(":{}", w.line);
+    if (w.column > 0) place += fmt::format(":{}", w.column);
+  }
+  return fmt::format("{}: {}: {}{}", place, severity_name(d.severity),
+                     w.field.empty() ? "" : w.field + ": ", d.message);
+}
+
+void print_validation(std::ostream& out, const Problem& problem, const ValidationReport& report) {
+  // A problem that did not load has no hash to show.
+  out << fmt::format("{}{}: {}\n", problem.name,
+                     problem.hash.empty() ? "" : " " + problem.short_hash(),
+                     report.ok() ? "ok" : "invalid");
+  // Base sets first, then each vary dim's surviving perturbations grouped by the set they
+  // came from, so an author sees at a glance which sizes a kernel will meet.
+  // dim -> (base set, values), base sets in canonical order.
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>> by_dim;
+  for (const auto& s : report.shapes.sets) {
+    if (!s.perturbation) {
+      out << fmt::format("  {:<10} {}{}\n", s.id, dims_text(s.dims), s.hidden ? " (hidden)" : "");
+      continue;
+    }
+    const auto& p = *s.perturbation;
+    const auto tilde = s.id.find('~');
+    const std::string base = tilde == std::string::npos ? s.id : s.id.substr(0, tilde);
+    auto& bases = by_dim[p.dim];
+    if (bases.empty() || bases.back().first != base) bases.push_back({base, {}});
+    bases.back().second.push_back(fmt::format("{} ({})", p.value, p.rule));
+  }
+  for (const auto& dim : problem.dims.vary) {
+    auto it = by_dim.find(dim);
+    if (it == by_dim.end()) {
+      out << fmt::format("  vary {}: no perturbation survives\n", dim);
+      continue;
+    }
+    for (const auto& [base, values] : it->second)
+      out << fmt::format("  vary {} of {}: {}\n", dim, base, fmt::join(values, ", "));
+  }
+  for (const auto& r : report.shapes.rejected)
+    out << fmt::format("  rejected {}={} ({}) of {}: {}\n", r.perturbation.dim,
+                       r.perturbation.value, r.perturbation.rule, r.base_id, r.why);
+  for (const auto& d : report.diagnostics)
+    out << diagnostic_line(d) << '\n';
+}
+
+void print_case_plan(std::ostream& out, const Problem& problem, const CasePlan& plan) {
+  out << fmt::format("{} {}: {} cases, {} skipped\n", problem.name, problem.short_hash(),
+                     plan.cases.size(), plan.skipped.size());
+  for (const auto& c : plan.cases)
+    out << fmt::format("{}  {}\n", c.id, c.case_class());
+  for (const auto& s : plan.skipped)
+    out << fmt::format("SKIP({}) {}\n", s.why, s.what);
+}
+
+}  // namespace kj

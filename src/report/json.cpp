@@ -1,0 +1,335 @@
+// The JSON form of a verdict: what a trainer's reward code, a dashboard or a later `kjudge`
+// reads. Three audiences share one document: kjudge's own fields (outcome, reason, per-case
+// statistics), KernelBench's field names (`compiled`, `correctness`, `runtime`, `ref_runtime`,
+// `metadata`) so existing reward code works unchanged, and a `reward` block. The layout is
+// documented in docs/cli.md ("JSON reports"); any incompatible change bumps kJsonSchemaVersion.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <ostream>
+
+#include "kjudge/report.hpp"
+
+namespace kj {
+
+using nlohmann::json;
+
+json json_number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return x;
+}
+
+double number_from_json(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (s == "nan") return std::nan("");
+    if (s == "inf") return HUGE_VAL;
+    if (s == "-inf") return -HUGE_VAL;
+  }
+  throw SpecError({}, "expected a number, \"nan\", \"inf\" or \"-inf\", got " + j.dump());
+}
+
+bool is_redacted(const CaseFinding& finding, const ReportOptions& options) {
+  return options.redact_hidden && finding.hidden;
+}
+
+std::string_view fault_class(Reason reason, Outcome outcome) {
+  if (outcome == Outcome::skip) return "skip";
+  if (reason == Reason::none) return "none";
+  if (reason == Reason::spec_error) return "problem";
+  if (reason == Reason::internal) return "kjudge";
+  return "candidate";
+}
+
+namespace {
+
+json optional_number(const std::optional<double>& x) {
+  return x ? json_number(*x) : json(nullptr);
+}
+
+json percentiles_json(const Percentiles& p) {
+  return {{"p50", json_number(p.p50)},
+          {"p99", json_number(p.p99)},
+          {"p999", json_number(p.p999)},
+          {"max", json_number(p.max)}};
+}
+
+json element_json(const ElementReport& e) {
+  return {{"flat", e.flat},
+          {"index", e.index},
+          {"value", json_number(e.value)},
+          {"expected", json_number(e.expected)},
+          {"error", json_number(e.error)},
+          {"allowed", json_number(e.allowed)}};
+}
+
+// The finding whose id the verdict names as its first failure, if it is among the cases.
+const CaseFinding* first_failing(const Verdict& v) {
+  if (!v.first_failing_case) return nullptr;
+  for (const auto& c : v.cases)
+    if (c.case_id == *v.first_failing_case) return &c;
+  return nullptr;
+}
+
+// NaN counts as the worst ratio: an error that is not a number did not pass.
+double worse_ratio(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::nan("");
+  return std::max(a, b);
+}
+
+}  // namespace
+
+json to_json(const Manifest& m) {
+  return {{"kjudge_version", m.kjudge_version},
+          {"problem", m.problem},
+          {"problem_hash", m.problem_hash},
+          {"candidate", m.candidate},
+          {"candidate_hash", m.candidate_hash},
+          {"backend", m.backend},
+          {"trust", m.trust},
+          {"nvrtc_version", m.nvrtc_version},
+          {"driver_version", m.driver_version},
+          {"gpu", m.gpu},
+          {"clocks", m.clocks}};
+}
+
+json to_json(const OutputFinding& f) {
+  json slices = json::array();
+  for (const auto& s : f.failed_slices)
+    slices.push_back({{"slice", s.slice},
+                      {"max_error", json_number(s.max_error)},
+                      {"max_bound", json_number(s.max_bound)},
+                      {"rms_error", json_number(s.rms_error)},
+                      {"rms_bound", json_number(s.rms_bound)}});
+  json first = json::array();
+  for (const auto& e : f.first)
+    first.push_back(element_json(e));
+  json regions = json::array();
+  for (const auto& r : f.regions)
+    regions.push_back({{"region", r.region},
+                       {"elements", r.elements},
+                       {"errors", r.errors},
+                       {"reference_errors", r.reference_errors},
+                       {"allowed", r.allowed},
+                       {"pass", r.pass()}});
+  return {{"output", f.output},
+          {"outcome", outcome_name(reason_outcome(f.reason))},
+          {"reason", reason_name(f.reason)},
+          {"message", f.message},
+          {"count", f.count},
+          {"mismatches", f.mismatches},
+          {"mismatch_fraction", json_number(f.mismatch_fraction)},
+          {"nonfinite", f.nonfinite},
+          {"excused", f.excused},
+          {"first", std::move(first)},
+          {"worst", f.worst ? element_json(*f.worst) : json(nullptr)},
+          {"stats",
+           {{"abs", percentiles_json(f.stats.abs)},
+            {"rel", percentiles_json(f.stats.rel)},
+            {"ulp", percentiles_json(f.stats.ulp)}}},
+          {"bound",
+           {{"policy", f.bound.policy},
+            {"expected", f.bound.expected},
+            {"source", f.bound.source},
+            {"max_bound", json_number(f.bound.max_bound)},
+            {"rms_bound", json_number(f.bound.rms_bound)},
+            {"max_error", json_number(f.bound.max_error)},
+            {"rms_error", json_number(f.bound.rms_error)}}},
+          {"failed_slices", std::move(slices)},
+          {"failed_slice_count", f.failed_slice_count},
+          {"regions", std::move(regions)},
+          {"log_error_ratio", json_number(f.log_error_ratio)}};
+}
+
+json to_json(const CaseFinding& c, const ReportOptions& options) {
+  const Outcome outcome = reason_outcome(c.reason);
+  // A generator may read this report: a hidden case tells it only that a hidden case of some
+  // class failed and why, never which shape, which values or what the error was.
+  if (is_redacted(c, options))
+    return {{"class", c.case_class},
+            {"hidden", true},
+            {"redacted", true},
+            {"outcome", outcome_name(outcome)},
+            {"reason", reason_name(c.reason)}};
+  json outputs = json::array();
+  for (const auto& o : c.outputs)
+    outputs.push_back(to_json(o));
+  return {{"id", c.case_id},
+          {"class", c.case_class},
+          {"hidden", c.hidden},
+          {"redacted", false},
+          {"outcome", outcome_name(outcome)},
+          {"reason", reason_name(c.reason)},
+          {"message", c.message},
+          {"outputs", std::move(outputs)}};
+}
+
+json to_json(const Verdict& v, const ReportOptions& options) {
+  const CaseFinding* first = first_failing(v);
+  const bool hide_first = first && is_redacted(*first, options);
+  const std::string message =
+      hide_first
+          ? fmt::format("a hidden case failed ({}); details withheld", reason_name(first->reason))
+          : v.message;
+
+  json cases = json::array();
+  for (const auto& c : v.cases)
+    cases.push_back(to_json(c, options));
+
+  // Worst over the cases, per output: the figure a reward can shape on. Redacted cases
+  // contribute too; the worst ratio reveals no shape or value.
+  std::map<std::string, double> ratios;
+  for (const auto& c : v.cases)
+    for (const auto& o : c.outputs) {
+      auto [it, fresh] = ratios.try_emplace(o.output, o.log_error_ratio);
+      if (!fresh) it->second = worse_ratio(it->second, o.log_error_ratio);
+    }
+  json ratio_json = json::object();
+  std::optional<double> worst_ratio;
+  for (const auto& [name, r] : ratios) {
+    ratio_json[name] = json_number(r);
+    worst_ratio = worst_ratio ? worse_ratio(*worst_ratio, r) : r;
+  }
+
+  const bool correct = v.outcome == Outcome::pass;
+  std::optional<double> speedup;
+  if (v.runtime_ms && v.ref_runtime_ms && *v.runtime_ms > 0)
+    speedup = *v.ref_runtime_ms / *v.runtime_ms;
+
+  json skips = json::array();
+  for (const auto& s : v.skips)
+    skips.push_back(s);
+
+  return {
+      {"schema_version", kJsonSchemaVersion},
+      {"manifest", to_json(v.manifest)},
+      {"outcome", outcome_name(v.outcome)},
+      {"reason", reason_name(v.reason)},
+      {"class", fault_class(v.reason, v.outcome)},
+      {"exit_code", static_cast<int>(v.exit_code())},
+      {"message", message},
+      {"first_failing_case",
+       v.first_failing_case && !hide_first ? json(*v.first_failing_case) : json(nullptr)},
+      {"first_failing_class", first ? json(first->case_class) : json(nullptr)},
+      {"replay", v.replay_command.empty() || hide_first ? json(nullptr) : json(v.replay_command)},
+      {"cases_total", v.cases_total},
+      {"cases_passed", v.cases_passed},
+      {"fraction_passed", json_number(v.fraction_passed())},
+      {"cases", std::move(cases)},
+      {"skips", std::move(skips)},
+      // KernelBench's names, as its reward code reads them. runtime stays null (never -1)
+      // until bench measures it, so "not measured" cannot be mistaken for a time.
+      {"compiled", v.compiled},
+      {"correctness", correct},
+      {"runtime", optional_number(v.runtime_ms)},
+      {"ref_runtime", optional_number(v.ref_runtime_ms)},
+      {"metadata",
+       {{"reason", reason_name(v.reason)},
+        {"message", message},
+        {"hardware", v.manifest.gpu},
+        {"backend", v.manifest.backend},
+        {"trust", v.manifest.trust}}},
+      {"log_error_ratio", std::move(ratio_json)},
+      // An ERROR is the problem's or kjudge's fault: such a sample is dropped, never scored.
+      {"reward",
+       {{"eligible", v.outcome == Outcome::pass || v.outcome == Outcome::fail},
+        {"correct", correct},
+        {"fraction_passed", json_number(v.fraction_passed())},
+        {"log_error_ratio", optional_number(worst_ratio)},
+        {"speedup", optional_number(speedup)}}},
+  };
+}
+
+namespace {
+
+class JsonReporter final : public Reporter {
+public:
+  JsonReporter(std::ostream& out, ReportOptions options) : out_(out), options_(options) {}
+  void report(const Verdict& verdict) override {
+    // replace: compiler messages may carry bytes that are not UTF-8; a report must still parse.
+    out_ << to_json(verdict, options_).dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    out_.flush();
+  }
+
+private:
+  std::ostream& out_;
+  ReportOptions options_;
+};
+
+json location_json(const Location& where) {
+  return {
+      {"file", where.file}, {"field", where.field}, {"line", where.line}, {"column", where.column}};
+}
+
+json perturbation_json(const Perturbation& p) {
+  return {{"dim", p.dim}, {"value", p.value}, {"rule", p.rule}};
+}
+
+json dims_json(const Env& dims) {
+  json j = json::object();
+  for (const auto& [k, v] : dims)
+    j[k] = v;
+  return j;
+}
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out, ReportOptions options) {
+  return std::make_unique<JsonReporter>(out, options);
+}
+
+json validation_json(const Problem& problem, const ValidationReport& report) {
+  json sets = json::array();
+  for (const auto& s : report.shapes.sets)
+    sets.push_back(
+        {{"id", s.id},
+         {"hidden", s.hidden},
+         {"dims", dims_json(s.dims)},
+         {"perturbation", s.perturbation ? perturbation_json(*s.perturbation) : json(nullptr)}});
+  json rejected = json::array();
+  for (const auto& r : report.shapes.rejected) {
+    json j = perturbation_json(r.perturbation);
+    j["base"] = r.base_id;
+    j["why"] = r.why;
+    rejected.push_back(std::move(j));
+  }
+  json diagnostics = json::array();
+  for (const auto& d : report.diagnostics)
+    diagnostics.push_back({{"severity", severity_name(d.severity)},
+                           {"where", location_json(d.where)},
+                           {"message", d.message},
+                           {"text", diagnostic_line(d)}});
+  return {{"problem", problem.name},
+          {"dir", problem.dir.string()},
+          {"hash", problem.hash},
+          {"ok", report.ok()},
+          {"shape_sets", std::move(sets)},
+          {"rejected", std::move(rejected)},
+          {"diagnostics", std::move(diagnostics)}};
+}
+
+json case_plan_json(const Problem& problem, const CasePlan& plan) {
+  json cases = json::array();
+  for (const auto& c : plan.cases)
+    cases.push_back({{"id", c.id},
+                     {"class", c.case_class()},
+                     {"shape_set", c.shapes.id},
+                     {"hidden", c.shapes.hidden},
+                     {"seed", c.seed},
+                     {"transform", c.transform.label()},
+                     {"special", c.special ? json{{"input", c.special->input},
+                                                  {"kind", special_kind_name(c.special->kind)}}
+                                           : json(nullptr)}});
+  json skipped = json::array();
+  for (const auto& s : plan.skipped)
+    skipped.push_back({{"what", s.what}, {"why", s.why}});
+  return {{"problem", problem.name},
+          {"hash", problem.hash},
+          {"cases", std::move(cases)},
+          {"skipped", std::move(skipped)}};
+}
+
+}  // namespace kj

@@ -1,0 +1,184 @@
+// `kjudge export`: a Problem written back as problem.toml without its hidden shape sets, for
+// handing a problem to a candidate's author. The output is canonical rather than a copy of the
+// input (every field explicit, policies as inline tables, numbers in shortest round-trip form),
+// so it loads back into the same Problem minus the hidden sets; comments and key order are lost.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kjudge/spec.hpp"
+
+namespace kj {
+
+namespace {
+
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        out += fmt::format("\\u{:04X}", c);
+      else
+        out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+// TOML needs a '.' or an exponent to read a float back as one.
+std::string toml_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+template <class Range, class F>
+std::string array(const Range& items, F&& each) {
+  std::vector<std::string> parts;
+  for (const auto& x : items)
+    parts.push_back(each(x));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
+}
+
+std::string strings(const std::vector<std::string>& v) {
+  return array(v, [](const std::string& s) { return quote(s); });
+}
+// A plain integer as a TOML integer (it reads back with the same text), anything else quoted.
+std::string toml_expr_text(const std::string& text) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+  const bool plain = !digits.empty() && digits.size() <= 18 &&
+                     digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                     (digits.size() == 1 || digits.front() != '0'); // TOML has no leading zeros
+  return plain && text != "-0" ? text : quote(text);
+}
+std::string exprs(const std::vector<Expr>& v) {
+  return array(v, [](const Expr& e) { return toml_expr_text(e.text()); });
+}
+
+std::string policy_table(const PolicySpec& p) {
+  using K = PolicySpec::Kind;
+  std::vector<std::string> f;
+  f.push_back(fmt::format(
+      "kind = {}", quote(p.kind == K::metric ? p.metric : std::string(policy_kind_name(p.kind)))));
+  switch (p.kind) {
+  case K::relative:
+    if (p.k) f.push_back("k = " + toml_float(*p.k));
+    break;
+  case K::allclose:
+    if (p.rtol) f.push_back("rtol = " + toml_float(*p.rtol));
+    if (p.atol) f.push_back("atol = " + toml_float(*p.atol));
+    break;
+  case K::ulp:
+    f.push_back("n = " + toml_float(p.ulps));
+    break;
+  case K::ratio:
+    f.push_back("threshold = " + toml_float(p.threshold));
+    f.push_back("max_fraction = " + toml_float(p.max_fraction));
+    break;
+  case K::metric:
+    if (p.metric == "topk") f.push_back(fmt::format("k = {}", p.topk));
+    f.push_back("threshold = " + toml_float(p.metric_threshold));
+    break;
+  case K::exact:
+  case K::regions:
+    break;
+  }
+  f.push_back(fmt::format("expected = {}", quote(expected_name(p.expected))));
+  return fmt::format("{{ {} }}", fmt::join(f, ", "));
+}
+
+void write_source(std::string& out, const KernelSource& src, const std::filesystem::path& dir,
+                  std::string_view table) {
+  std::filesystem::path rel = src.path.lexically_relative(dir);
+  if (rel.empty()) rel = src.path;
+  out += fmt::format("\n[{}]\nsource = {}\n", table, quote(rel.generic_string()));
+  for (const LaunchSpec& l : src.launches) {
+    out += fmt::format("\n[[{}.launch]]\n", table);
+    out += fmt::format("kernel = {}\n", quote(l.kernel));
+    out += fmt::format("grid = {}\n", exprs(l.grid));
+    out += fmt::format("block = {}\n", exprs(l.block));
+    out += fmt::format("shared = {}\n", toml_expr_text(l.shared.text()));
+    if (!l.cluster.empty()) out += fmt::format("cluster = {}\n", exprs(l.cluster));
+    if (l.cooperative) out += "cooperative = true\n";
+    out += fmt::format("args = {}\n", array(l.args, toml_expr_text));
+    if (l.repeat) out += fmt::format("repeat = {}\n", toml_expr_text(l.repeat->text()));
+  }
+}
+
+} // namespace
+
+std::string export_problem_toml(const Problem& p) {
+  std::string out = "# Exported by kjudge: hidden shape sets are left out.\n";
+  out += fmt::format("name = {}\n", quote(p.name));
+  out += fmt::format("summary = {}\n", quote(p.summary));
+  out += fmt::format("tier = {}\n", quote(tier_name(p.tier)));
+  out += fmt::format("nan = {}\n", quote(nan_rule_name(p.nan)));
+  out += fmt::format("signed_zero = {}\n", quote(p.signed_zero_strict ? "strict" : "equal"));
+  out += fmt::format("nondeterministic = {}\n", p.allow_nondeterministic);
+  if (p.floor_bytes) out += fmt::format("floor_bytes = {}\n", quote(p.floor_bytes->text()));
+  if (p.floor_flops) out += fmt::format("floor_flops = {}\n", quote(p.floor_flops->text()));
+  out += fmt::format("allowed_options = {}\n", strings(p.allowed_options));
+  out += fmt::format("forbid = {}\n", strings(p.forbid));
+
+  out += "\n[dims]\n";
+  out += fmt::format("public = {}\n", array(p.dims.public_sets, [](const DimSet& s) {
+                       std::vector<std::string> kv;
+                       for (const auto& [k, v] : s.values)
+                         kv.push_back(fmt::format("{} = {}", k, v));
+                       return fmt::format("{{ {} }}", fmt::join(kv, ", "));
+                     }));
+  out += fmt::format("vary = {}\n", strings(p.dims.vary));
+  out += fmt::format("constraints = {}\n", exprs(p.dims.constraints));
+
+  for (const InputSpec& in : p.inputs) {
+    out += "\n[[input]]\n";
+    out += fmt::format("name = {}\n", quote(in.name));
+    out += fmt::format("dtype = {}\n", quote(dtype_name(in.dtype)));
+    out += fmt::format("shape = {}\n", exprs(in.shape));
+    out += fmt::format("dist = {}\n", quote(in.dist.text));
+    out += fmt::format("domain = {}\n", quote(domain_name(in.domain)));
+  }
+  for (const ScalarSpec& s : p.scalars) {
+    out += "\n[[scalar]]\n";
+    out += fmt::format("name = {}\n", quote(s.name));
+    out += fmt::format("dtype = {}\n", quote(dtype_name(s.dtype)));
+    out += fmt::format("value = {}\n", quote(s.value));
+  }
+  for (const OutputSpec& o : p.outputs) {
+    out += "\n[[output]]\n";
+    out += fmt::format("name = {}\n", quote(o.name));
+    out += fmt::format("dtype = {}\n", quote(dtype_name(o.dtype)));
+    out += fmt::format("shape = {}\n", exprs(o.shape));
+    out += fmt::format("policy = {}\n", policy_table(o.policy));
+    if (o.slice) out += fmt::format("slice = {}\n", *o.slice);
+    out += fmt::format("init = {}\n", quote(init_rule_name(o.init)));
+    if (o.ties) out += fmt::format("ties = {}\n", quote(*o.ties));
+  }
+  write_source(out, p.reference, p.dir, "reference");
+  if (p.golden) write_source(out, *p.golden, p.dir, "golden");
+  return out;
+}
+
+} // namespace kj

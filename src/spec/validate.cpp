@@ -1,0 +1,516 @@
+// `kjudge validate`: the shape plan (public, hidden, then each vary dim perturbed alone, filtered
+// by the constraints, deduplicated and capped) and the report that gathers every check that
+// needs no GPU. The reference lint lives in validate_lint.cpp, the launch/kernel signature check
+// in validate_launch.cpp; this file runs them and adds the checks that need the shape plan.
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "kjudge/validate.hpp"
+
+namespace kj {
+
+namespace {
+
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+
+// Miller-Rabin with the bases that are exact for every 64-bit integer; a dim can be anything the
+// expression language allows, so trial division up to sqrt could take seconds.
+__extension__ typedef unsigned __int128 u128;
+
+std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b, std::uint64_t m) {
+  return static_cast<std::uint64_t>(static_cast<u128>(a) * b % m);
+}
+
+std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exp, std::uint64_t m) {
+  std::uint64_t result = 1;
+  base %= m;
+  while (exp > 0) {
+    if (exp & 1) result = mul_mod(result, base, m);
+    base = mul_mod(base, base, m);
+    exp >>= 1;
+  }
+  return result;
+}
+
+bool is_prime(std::uint64_t n) {
+  if (n < 2) return false;
+  for (std::uint64_t p : {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}) {
+    if (n % p == 0) return n == p;
+  }
+  std::uint64_t d = n - 1;
+  int s = 0;
+  while ((d & 1) == 0) {
+    d >>= 1;
+    ++s;
+  }
+  for (std::uint64_t a : {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}) {
+    std::uint64_t x = pow_mod(a, d, n);
+    if (x == 1 || x == n - 1) continue;
+    bool composite = true;
+    for (int r = 1; r < s; ++r) {
+      x = mul_mod(x, x, n);
+      if (x == n - 1) {
+        composite = false;
+        break;
+      }
+    }
+    if (composite) return false;
+  }
+  return true;
+}
+
+// A reason a shape set cannot be used, with where the failing field was declared.
+struct Fault {
+  Location where;
+  std::string message;  // "fails constraint 'C % 4 == 0'"
+};
+
+void check_tensor_shape(const std::string& kind, const std::string& name, DType dtype,
+                        const std::vector<Expr>& shape, const Location& where, const Env& env,
+                        std::vector<Fault>& faults) {
+  try {
+    const Shape concrete = eval_shape(shape, env);
+    const std::int64_t numel = checked_numel(concrete);
+    const auto size = static_cast<std::int64_t>(dtype_size(dtype));
+    if (numel > int64_max / size) {
+      faults.push_back({where, fmt::format("{} '{}' of shape {} overflows a 64-bit byte count",
+                                           kind, name, shape_string(concrete))});
+    }
+  } catch (const SpecError& e) {
+    faults.push_back({e.where().file.empty() ? where : e.where(),
+                      fmt::format("shape of {} '{}' cannot be evaluated: {}", kind, name,
+                                  e.bare_message())});
+  } catch (const std::exception& e) {  // checked_numel's overflow_error, a negative dim
+    faults.push_back(
+        {where, fmt::format("shape of {} '{}' cannot be evaluated: {}", kind, name, e.what())});
+  }
+}
+
+// Every reason the dims cannot be judged: failing constraints first (they are what the author
+// wrote to exclude shapes), then tensor shapes that do not evaluate or overflow.
+std::vector<Fault> set_faults(const Problem& problem, const Env& dims) {
+  std::vector<Fault> faults;
+  Env env;
+  try {
+    env = shape_env(problem, dims);
+  } catch (const SpecError& e) {
+    faults.push_back({e.where(), e.bare_message()});
+    return faults;
+  }
+  for (const Expr& c : problem.dims.constraints) {
+    try {
+      if (c.eval(env) == 0) {
+        faults.push_back({c.where(), fmt::format("fails constraint '{}'", c.text())});
+      }
+    } catch (const SpecError& e) {
+      faults.push_back({c.where(), fmt::format("constraint '{}' cannot be evaluated: {}",
+                                               c.text(), e.bare_message())});
+    }
+  }
+  for (const InputSpec& in : problem.inputs) {
+    check_tensor_shape("input", in.name, in.dtype, in.shape, in.where, env, faults);
+  }
+  for (const OutputSpec& out : problem.outputs) {
+    check_tensor_shape("output", out.name, out.dtype, out.shape, out.where, env, faults);
+  }
+  return faults;
+}
+
+// The candidate values of a vary dim, in the rule order of DESIGN.md. Values below 1 are not
+// shapes and are dropped without a record; a value that would overflow int64 is recorded.
+std::vector<std::pair<Perturbation, std::optional<std::string>>> perturbations_of(
+    const std::string& dim, std::int64_t d) {
+  std::vector<std::pair<Perturbation, std::optional<std::string>>> out;
+  auto add = [&](std::int64_t v, const char* rule) {
+    if (v >= 1) out.push_back({Perturbation{dim, v, rule}, std::nullopt});
+  };
+  if (d > std::numeric_limits<std::int64_t>::min()) add(d - 1, "d-1");
+  if (d < int64_max) {
+    add(d + 1, "d+1");
+  } else {
+    out.push_back({Perturbation{dim, d, "d+1"}, "d+1 overflows int64"});
+  }
+  const std::optional<std::int64_t> prime =
+      d < int64_max ? smallest_prime_above(std::max<std::int64_t>(d + 1, 0)) : std::nullopt;
+  if (prime) {
+    add(*prime, "prime");
+  } else {
+    out.push_back({Perturbation{dim, d, "prime"}, "the smallest prime > d+1 overflows int64"});
+  }
+  add(1, "one");
+  return out;
+}
+
+// Where the problem's TOML lives, for diagnostics about fields that carry no Location.
+std::string toml_file(const Problem& problem) {
+  for (const DimSet& s : problem.dims.public_sets) {
+    if (!s.where.file.empty()) return s.where.file;
+  }
+  for (const InputSpec& in : problem.inputs) {
+    if (!in.where.file.empty()) return in.where.file;
+  }
+  return (problem.dir / "problem.toml").string();
+}
+
+std::string dims_string(const Env& dims) {
+  std::string out;
+  for (const auto& [name, value] : dims) {
+    out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", name, value);
+  }
+  return out;
+}
+
+Location with_field(Location where, const std::string& suffix) {
+  where.field += suffix;
+  return where;
+}
+
+void add(std::vector<Diagnostic>& out, Diagnostic::Severity severity, Location where,
+         std::string message) {
+  out.push_back(Diagnostic{severity, std::move(where), std::move(message)});
+}
+
+// DESIGN.md's vary rule: each vary dim must keep at least one perturbation that satisfies the
+// constraints, or "picks shapes the candidate never saw" is empty for that dim.
+void check_vary_dims(const Problem& problem, const ShapePlan& plan,
+                     std::vector<Diagnostic>& out) {
+  const std::string file = toml_file(problem);
+  for (std::size_t i = 0; i < problem.dims.vary.size(); ++i) {
+    const std::string& dim = problem.dims.vary[i];
+    const Location where{file, fmt::format("dims.vary[{}]", i), 0, 0};
+    bool present = false;
+    for (const ShapeSet& s : plan.sets) {
+      if (!s.perturbation && s.dims.count(dim)) present = true;
+    }
+    if (!present) {
+      add(out, Diagnostic::Severity::error, where,
+          fmt::format("vary dim '{}' is not a dim of any shape set", dim));
+      continue;
+    }
+    const bool kept = std::any_of(plan.sets.begin(), plan.sets.end(), [&](const ShapeSet& s) {
+      return s.perturbation && s.perturbation->dim == dim;
+    });
+    if (kept) continue;
+    std::vector<std::string> faults;  // distinct, in first-seen order
+    bool only_faults = true;
+    for (const RejectedPerturbation& r : plan.rejected) {
+      if (r.perturbation.dim != dim) continue;
+      const bool benign = r.why.rfind("duplicate of ", 0) == 0 || r.why.rfind("over the cap", 0) == 0;
+      if (benign) {
+        only_faults = false;
+      } else if (std::find(faults.begin(), faults.end(), r.why) == faults.end()) {
+        faults.push_back(r.why);
+      }
+    }
+    if (!only_faults) {
+      // Duplicates still vary the dim (another set has that value); only the cap is a concern.
+      const bool capped = std::any_of(plan.rejected.begin(), plan.rejected.end(), [&](auto& r) {
+        return r.perturbation.dim == dim && r.why.rfind("over the cap", 0) == 0;
+      });
+      if (capped) {
+        add(out, Diagnostic::Severity::warning, where,
+            fmt::format("vary dim '{}' keeps no perturbation under the cap on perturbed shape "
+                        "sets; vary fewer dims or use fewer shape sets",
+                        dim));
+      }
+      continue;
+    }
+    std::string why;
+    if (faults.size() == 1) {
+      why = "every one " + faults.front();
+    } else {
+      why = "every one is rejected:";
+      for (std::size_t k = 0; k < faults.size(); ++k) {
+        why += (k ? "; " : " ") + faults[k];
+      }
+    }
+    add(out, Diagnostic::Severity::error, where,
+        fmt::format("vary dim '{}' keeps no perturbation: {}", dim, why));
+  }
+}
+
+void check_base_sets(const Problem& problem, const ShapePlan& plan,
+                     std::vector<Diagnostic>& out) {
+  auto check = [&](const std::vector<DimSet>& sets, const char* kind) {
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      const std::string id = fmt::format("{}{}", kind, i);
+      // Located at the set: the constraint or shape is fine, this set is what breaks it.
+      for (const Fault& f : set_faults(problem, sets[i].values)) {
+        add(out, Diagnostic::Severity::error, sets[i].where,
+            fmt::format("{} shape set {} ({}) {}", kind, id, dims_string(sets[i].values),
+                        f.message));
+      }
+    }
+  };
+  check(problem.dims.public_sets, "public");
+  check(problem.dims.hidden_sets, "hidden");
+  // A hidden set equal to a public one hides nothing; a repeated public set judges twice.
+  for (std::size_t i = 0; i < plan.sets.size(); ++i) {
+    if (plan.sets[i].perturbation) break;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (plan.sets[j].dims == plan.sets[i].dims) {
+        const bool hidden = plan.sets[i].hidden;
+        const auto& src = hidden ? problem.dims.hidden_sets : problem.dims.public_sets;
+        const std::size_t index =
+            hidden ? i - problem.dims.public_sets.size() : i;
+        add(out, Diagnostic::Severity::warning,
+            index < src.size() ? src[index].where : Location{},
+            fmt::format("shape set {} has the same dims as {}{}", plan.sets[i].id,
+                        plan.sets[j].id,
+                        hidden && !plan.sets[j].hidden ? ": it is not hidden" : ""));
+        break;
+      }
+    }
+  }
+}
+
+// Grid, block, shared and repeat evaluated on every shape set of the plan: a launch that cannot
+// run on a perturbed shape would turn the reference itself into the failure.
+void check_launch_dims(const Problem& problem, const KernelSource& src, const ShapePlan& plan,
+                       const char* plan_name, std::vector<Diagnostic>& out) {
+  struct Finding {
+    std::string first_set;
+    std::string message;
+    int more = 0;
+  };
+  for (std::size_t k = 0; k < src.launches.size(); ++k) {
+    const LaunchSpec& launch = src.launches[k];
+    Location base = launch.where;
+    if (base.field.empty()) base.field = fmt::format("{}.launch[{}]", plan_name, k);
+    std::map<std::string, Finding> findings;  // by field
+    std::vector<std::string> order;
+    auto report = [&](const std::string& field, const std::string& set_id, std::string msg) {
+      auto [it, fresh] = findings.try_emplace(field);
+      if (fresh) {
+        it->second = Finding{set_id, std::move(msg), 0};
+        order.push_back(field);
+      } else {
+        ++it->second.more;
+      }
+    };
+    for (const ShapeSet& set : plan.sets) {
+      Env env;
+      try {
+        env = shape_env(problem, set.dims);
+      } catch (const SpecError&) {
+        continue;  // reported with the shape set
+      }
+      if (!set_faults(problem, set.dims).empty()) continue;  // reported with the shape set
+      std::vector<std::optional<std::int64_t>> iterations{std::nullopt};
+      if (launch.repeat) {
+        std::int64_t n = 0;
+        try {
+          n = launch.repeat->eval(env);
+        } catch (const SpecError& e) {
+          report(".repeat", set.id, e.bare_message());
+          continue;
+        }
+        if (n < 1) {
+          report(".repeat", set.id, fmt::format("repeat count is {}", n));
+          continue;
+        }
+        iterations = {0};
+        if (n > 1) iterations.push_back(n - 1);
+      }
+      for (const auto& iter : iterations) {
+        Env e = env;
+        if (iter) e["i"] = *iter;
+        auto eval = [&](const Expr& x, const std::string& field) -> std::optional<std::int64_t> {
+          try {
+            return x.eval(e);
+          } catch (const SpecError& err) {
+            report(field, set.id, err.bare_message());
+            return std::nullopt;
+          }
+        };
+        static constexpr std::int64_t grid_max[3] = {2147483647, 65535, 65535};
+        static constexpr std::int64_t block_max[3] = {1024, 1024, 64};
+        for (std::size_t j = 0; j < launch.grid.size() && j < 3; ++j) {
+          const std::string field = fmt::format(".grid[{}]", j);
+          if (auto v = eval(launch.grid[j], field); v && (*v < 1 || *v > grid_max[j])) {
+            report(field, set.id,
+                   fmt::format("'{}' is {}, outside [1, {}]", launch.grid[j].text(), *v,
+                               grid_max[j]));
+          }
+        }
+        std::int64_t threads = 1;
+        bool block_ok = true;
+        for (std::size_t j = 0; j < launch.block.size() && j < 3; ++j) {
+          const std::string field = fmt::format(".block[{}]", j);
+          auto v = eval(launch.block[j], field);
+          if (!v) {
+            block_ok = false;
+          } else if (*v < 1 || *v > block_max[j]) {
+            block_ok = false;
+            report(field, set.id,
+                   fmt::format("'{}' is {}, outside [1, {}]", launch.block[j].text(), *v,
+                               block_max[j]));
+          } else {
+            threads *= *v;
+          }
+        }
+        if (block_ok && threads > 1024) {
+          report(".block", set.id,
+                 fmt::format("{} threads per block, more than 1024", threads));
+        }
+        if (auto v = eval(launch.shared, ".shared"); v && *v < 0) {
+          report(".shared", set.id, fmt::format("'{}' is {} bytes", launch.shared.text(), *v));
+        }
+      }
+    }
+    for (const std::string& field : order) {
+      const Finding& f = findings[field];
+      add(out, Diagnostic::Severity::error, with_field(base, field),
+          fmt::format("on shape set {}: {}{}", f.first_set, f.message,
+                      f.more ? fmt::format(" (and {} more)", f.more) : ""));
+    }
+  }
+}
+
+template <class F>
+void guarded(std::vector<Diagnostic>& out, const char* stage, F&& f) {
+  // A problem that loaded must get a report, not an exception; what escapes a stage is still
+  // the problem's fault (an expression that cannot evaluate) or ours, and says which stage.
+  try {
+    f();
+  } catch (const SpecError& e) {
+    add(out, Diagnostic::Severity::error, e.where(), e.bare_message());
+  } catch (const std::exception& e) {
+    add(out, Diagnostic::Severity::error, Location{},
+        fmt::format("internal error in the {} check: {}", stage, e.what()));
+  }
+}
+
+}  // namespace
+
+std::optional<std::int64_t> smallest_prime_above(std::int64_t n) {
+  if (n < 2) return 2;
+  if (n == int64_max) return std::nullopt;
+  for (std::int64_t c = n + 1; c > n; ++c) {
+    if (is_prime(static_cast<std::uint64_t>(c))) return c;
+    if (c == int64_max) break;
+  }
+  return std::nullopt;
+}
+
+ShapePlan plan_shapes(const Problem& problem, std::size_t max_perturbed) {
+  ShapePlan plan;
+  for (std::size_t i = 0; i < problem.dims.public_sets.size(); ++i) {
+    plan.sets.push_back(
+        ShapeSet{fmt::format("public{}", i), false, problem.dims.public_sets[i].values, {}});
+  }
+  for (std::size_t i = 0; i < problem.dims.hidden_sets.size(); ++i) {
+    plan.sets.push_back(
+        ShapeSet{fmt::format("hidden{}", i), true, problem.dims.hidden_sets[i].values, {}});
+  }
+  const std::size_t bases = plan.sets.size();
+  std::size_t perturbed = 0;
+  for (std::size_t b = 0; b < bases; ++b) {
+    // Copies: push_back below may move plan.sets.
+    const std::string base_id = plan.sets[b].id;
+    const bool hidden = plan.sets[b].hidden;
+    const Env base_dims = plan.sets[b].dims;
+    for (const std::string& dim : problem.dims.vary) {
+      const auto it = base_dims.find(dim);
+      if (it == base_dims.end()) continue;  // validate_problem reports the unknown dim
+      for (auto& [perturbation, overflow] : perturbations_of(dim, it->second)) {
+        const Perturbation& p = perturbation;  // clang 14 cannot capture a structured binding
+        auto reject = [&](std::string why) {
+          plan.rejected.push_back(RejectedPerturbation{p, base_id, std::move(why)});
+        };
+        if (overflow) {
+          reject(*overflow);
+          continue;
+        }
+        Env dims = base_dims;
+        dims[dim] = p.value;
+        if (auto faults = set_faults(problem, dims); !faults.empty()) {
+          reject(faults.front().message);
+          continue;
+        }
+        const auto dup = std::find_if(plan.sets.begin(), plan.sets.end(),
+                                      [&](const ShapeSet& s) { return s.dims == dims; });
+        if (dup != plan.sets.end()) {
+          reject("duplicate of " + dup->id);
+          continue;
+        }
+        if (perturbed >= max_perturbed) {
+          reject(fmt::format("over the cap ({} perturbed shape sets)", max_perturbed));
+          continue;
+        }
+        ++perturbed;
+        plan.sets.push_back(ShapeSet{fmt::format("{}~{}={}", base_id, dim, p.value), hidden,
+                                     std::move(dims), p});
+      }
+    }
+  }
+  return plan;
+}
+
+std::string_view severity_name(Diagnostic::Severity s) {
+  switch (s) {
+    case Diagnostic::Severity::error: return "error";
+    case Diagnostic::Severity::warning: return "warning";
+    case Diagnostic::Severity::note: return "note";
+  }
+  return "error";
+}
+
+std::string format_diagnostic(const Diagnostic& d) {
+  // As compilers print them, so editors and CI annotate the line: file:line:col first.
+  const Location& w = d.where;
+  std::string place = w.file;
+  if (!w.file.empty() && w.line > 0) {
+    place += fmt::format(":{}", w.line);
+    if (w.column > 0) place += fmt::format(":{}", w.column);
+  }
+  return fmt::format("{}{}{}: {}{}", place, place.empty() ? "" : ": ", severity_name(d.severity),
+                     w.field.empty() ? "" : w.field + ": ", d.message);
+}
+
+bool ValidationReport::ok() const {
+  return std::none_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) {
+    return d.severity == Diagnostic::Severity::error;
+  });
+}
+
+ValidationReport validate_problem(const Problem& problem) {
+  ValidationReport report;
+  auto& out = report.diagnostics;
+  guarded(out, "shape plan", [&] { report.shapes = plan_shapes(problem); });
+  guarded(out, "shape set", [&] { check_base_sets(problem, report.shapes, out); });
+  guarded(out, "vary", [&] { check_vary_dims(problem, report.shapes, out); });
+
+  // The golden's own kernels may sit in the reference file; they are double by design and
+  // outside the lint, which guards only the template the golden instantiates with T = double.
+  std::set<std::string> golden_only;
+  if (problem.golden && problem.golden->path == problem.reference.path) {
+    for (const LaunchSpec& l : problem.golden->launches) golden_only.insert(l.kernel_base_name());
+    for (const LaunchSpec& l : problem.reference.launches) golden_only.erase(l.kernel_base_name());
+  }
+  guarded(out, "reference lint", [&] {
+    auto lint = lint_reference(problem.reference, golden_only);
+    out.insert(out.end(), lint.begin(), lint.end());
+  });
+  guarded(out, "reference launch", [&] {
+    auto sig = check_launch_signatures(problem, problem.reference);
+    out.insert(out.end(), sig.begin(), sig.end());
+  });
+  guarded(out, "reference launch dims",
+          [&] { check_launch_dims(problem, problem.reference, report.shapes, "reference", out); });
+  if (problem.golden) {
+    guarded(out, "golden launch", [&] {
+      auto sig = check_launch_signatures(problem, *problem.golden);
+      out.insert(out.end(), sig.begin(), sig.end());
+    });
+    guarded(out, "golden launch dims",
+            [&] { check_launch_dims(problem, *problem.golden, report.shapes, "golden", out); });
+  }
+  return report;
+}
+
+}  // namespace kj

@@ -1,0 +1,340 @@
+// kj::cli::run end to end, in-process: exit codes for good and bad arguments, the messages of
+// bad input (which must name the file), `compare` on .npy files written here at run time,
+// `validate` on problems/softmax and on broken fixtures (tests/cases/cli), `cases` and
+// `export`.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kjudge/inputs.hpp"
+#include "kjudge/spec.hpp"
+#include "kjudge/tensor.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result kjudge(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = kj::cli::run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+std::string problem_dir(const char* name) {
+  return std::string(KJ_SOURCE_DIR) + "/problems/" + name;
+}
+std::string fixture(const char* name) {
+  return std::string(KJ_CASES_DIR) + "/cli/" + name;
+}
+
+// A per-test temporary folder, removed afterwards.
+class Cli : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kjudge_cli_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A 4 x 8 tensor of smooth values, optionally with one element changed.
+  std::string npy(const std::string& name, kj::DType dtype, double bump = 0, int at = 13) const {
+    kj::HostTensor t(dtype, {4, 8});
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      t.set(i, 0.5 + 0.25 * static_cast<double>(i % 7) - 0.01 * static_cast<double>(i));
+    if (bump != 0) t.set(at, t.get(at) + bump);
+    kj::write_npy(path(name), t);
+    return path(name);
+  }
+
+  fs::path dir_;
+};
+
+// ---- arguments and exit codes ----
+
+TEST(CliArgs, VersionAndHelp) {
+  auto r = kjudge({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, std::string("kjudge ") + KJUDGE_VERSION + "\n");
+  r = kjudge({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r.out, "Commands:"));
+}
+
+TEST(CliArgs, BadArgumentsExit2WithAHint) {
+  auto r = kjudge({});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--help")) << r.err;
+
+  r = kjudge({"frobnicate"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "unknown command 'frobnicate'")) << r.err;
+  EXPECT_TRUE(contains(r.err, "Run 'kjudge --help' for usage.")) << r.err;
+
+  r = kjudge({"check", "problems/softmax", "cand.cu"});  // not a command until it works
+  EXPECT_EQ(r.code, 2);
+
+  r = kjudge({"validate"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "kjudge validate: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "Run 'kjudge validate --help' for usage.")) << r.err;
+
+  r = kjudge({"cases", problem_dir("softmax"), "--bogus"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--bogus")) << r.err;
+
+  r = kjudge({"compare", "a.npy", "b.npy"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--policy")) << r.err;
+
+  r = kjudge({"compare", "a.npy", "b.npy", "--policy", "exact", "--nan", "sometimes"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "sometimes")) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+// ---- compare ----
+
+TEST_F(Cli, ComparePasses) {
+  const auto actual = npy("y.npy", kj::DType::f32);
+  const auto golden = npy("golden.npy", kj::DType::f64);
+  auto r = kjudge({"compare", actual, golden, "--policy", "exact", "--expected", "golden"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "PASS compare (1/1 cases)");
+  // exact's default is the reference: given one, it is used; without one, the message says
+  // both ways out.
+  r = kjudge({"compare", actual, golden, "--policy", "exact", "--reference", actual});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = kjudge({"compare", actual, golden, "--policy", "exact"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--reference REF, or --expected golden")) << r.err;
+  r = kjudge({"compare", actual, golden, "--policy", "ulp(1)"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = kjudge({"compare", actual, golden, "--policy", "allclose", "--expected", "golden"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+TEST_F(Cli, CompareFailsWithTheEvidence) {
+  const auto actual = npy("y.npy", kj::DType::f32, 0.5, 13);
+  const auto golden = npy("golden.npy", kj::DType::f64);
+  auto r = kjudge(
+      {"compare", actual, golden, "--policy", "allclose(1e-5, 1e-8)", "--expected", "golden"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "FAIL(mismatch) compare: case y.npy vs golden.npy")
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "output y: FAIL(mismatch)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "worst       [1, 5]")) << r.out;  // flat 13 of 4 x 8
+  EXPECT_TRUE(contains(r.out, "replay: kjudge compare")) << r.out;
+  EXPECT_TRUE(contains(r.out, "'allclose(1e-5, 1e-8)' --expected golden")) << r.out;
+}
+
+TEST_F(Cli, CompareWithAReferenceAndJson) {
+  const auto actual = npy("y.npy", kj::DType::f32);
+  const auto ref = npy("ref.npy", kj::DType::f32);
+  const auto golden = npy("golden.npy", kj::DType::f64);
+  auto r = kjudge({"compare", actual, golden, "--policy", "relative", "--reference", ref, "--slice",
+                   "0", "--json", "-"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // With --json -, stdout is the JSON alone and the console verdict moves to stderr.
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "PASS");
+  EXPECT_EQ(j["correctness"], true);
+  EXPECT_EQ(j["manifest"]["backend"], "files");
+  EXPECT_TRUE(contains(r.err, "PASS compare (1/1 cases)"));
+
+  const auto bad = npy("bad.npy", kj::DType::f32, 1.0, 3);
+  r = kjudge({"compare", bad, golden, "--policy", "relative", "--reference", ref, "--json",
+              path("v.json")});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  std::ifstream f(path("v.json"));
+  const auto saved = nlohmann::json::parse(f);
+  EXPECT_EQ(saved["reason"], "mismatch");
+  EXPECT_EQ(saved["exit_code"], 1);
+  EXPECT_EQ(saved["cases"][0]["outputs"][0]["output"], "bad");
+}
+
+TEST_F(Cli, CompareConvertsToTheRequestedDtype) {
+  // An f64 dump judged as bf16: once rounded it equals the golden rounded to bf16.
+  const auto actual = npy("y.npy", kj::DType::f64);
+  const auto golden = npy("golden.npy", kj::DType::f64);
+  auto r = kjudge(
+      {"compare", actual, golden, "--policy", "exact", "--expected", "golden", "--dtype", "bf16"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = kjudge({"compare", actual, golden, "--policy", "exact", "--dtype", "f33"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--dtype")) << r.err;
+  EXPECT_TRUE(contains(r.err, "f33")) << r.err;
+}
+
+TEST_F(Cli, CompareRejectsBadInput) {
+  const auto actual = npy("y.npy", kj::DType::f32);
+  const auto golden = npy("golden.npy", kj::DType::f64);
+
+  // A missing file: exit 2 and the path in the message.
+  const std::string missing = path("missing.npy");
+  auto r = kjudge({"compare", missing, golden, "--policy", "ulp(0)"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, missing)) << r.err;
+
+  r = kjudge({"compare", actual, golden, "--policy", "bogus(3)"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--policy")) << r.err;
+
+  // relative(k) is defined by the reference's own error: without one it cannot run.
+  r = kjudge({"compare", actual, golden, "--policy", "relative"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_FALSE(r.err.empty());
+
+  // Shapes that differ.
+  kj::HostTensor other(kj::DType::f32, {3, 8});
+  kj::write_npy(path("other.npy"), other);
+  r = kjudge({"compare", path("other.npy"), golden, "--policy", "ulp(0)"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "[3, 8]")) << r.err;
+  EXPECT_TRUE(contains(r.err, "[4, 8]")) << r.err;
+
+  // Not a .npy file at all.
+  { std::ofstream(path("junk.npy")) << "hello"; }
+  r = kjudge({"compare", path("junk.npy"), golden, "--policy", "ulp(0)"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "junk.npy")) << r.err;
+
+  r = kjudge(
+      {"compare", actual, golden, "--policy", "relative", "--reference", actual, "--slice", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--slice")) << r.err;
+
+  // A JSON report that cannot be written is the user's argument, not kjudge's fault.
+  r = kjudge({"compare", actual, golden, "--policy", "ulp(0)", "--json", dir_.string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--json")) << r.err;
+}
+
+// ---- validate ----
+
+TEST(CliValidate, Softmax) {
+  const auto problem = kj::load_problem(problem_dir("softmax"));
+  auto r = kjudge({"validate", problem_dir("softmax")});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "softmax " + problem.short_hash() + ": ok");
+  EXPECT_TRUE(contains(r.out, "public0")) << r.out;
+  EXPECT_TRUE(contains(r.out, "vary R of public0: 4095 (d-1), 4097 (d+1)")) << r.out;
+
+  r = kjudge({"validate", "--json", problem_dir("softmax"), problem_dir("vector_add")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["problem"], "softmax");
+  EXPECT_EQ(j[0]["ok"], true);
+  EXPECT_EQ(j[0]["hash"], problem.hash);
+  EXPECT_FALSE(j[0]["shape_sets"].empty());
+}
+
+TEST(CliValidate, BrokenProblems) {
+  // Loads, but its reference caps the golden at f32: diagnostics with file, line and column.
+  auto r = kjudge({"validate", fixture("lint_error")});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "lint_error")) << r.out;
+  EXPECT_TRUE(contains(r.out, ": invalid")) << r.out;
+  EXPECT_TRUE(contains(r.out, "reference.cu:5:21: error: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "expf")) << r.out;
+
+  // Does not load: reported like a diagnostic, and the other problems are still validated.
+  r = kjudge({"validate", fixture("bad_toml"), problem_dir("softmax")});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "problem.toml:5:8: error: tier: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "fast")) << r.out;
+  EXPECT_TRUE(contains(r.out, "softmax ")) << r.out;
+
+  r = kjudge({"validate", "--json", fixture("bad_toml")});
+  EXPECT_EQ(r.code, 2);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j[0]["ok"], false);
+  EXPECT_EQ(j[0]["diagnostics"][0]["where"]["field"], "tier");
+  EXPECT_EQ(j[0]["diagnostics"][0]["where"]["line"], 5);
+
+  // A folder that does not exist: exit 2 and its path in the message.
+  const std::string nowhere = fixture("no_such_problem");
+  r = kjudge({"validate", nowhere});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.out + r.err, nowhere)) << r.out << r.err;
+}
+
+// ---- cases ----
+
+TEST(CliCases, ListsCanonicalIds) {
+  const auto problem = kj::load_problem(problem_dir("softmax"));
+  auto r = kjudge({"cases", problem_dir("softmax")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("softmax " + problem.short_hash() + ": ", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, problem.short_hash() + ":public0:0:id  public")) << r.out;
+
+  r = kjudge({"cases", problem_dir("softmax"), "--json"});
+  EXPECT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["cases"].empty());
+  for (const auto& c : j["cases"])
+    EXPECT_EQ(c["id"].get<std::string>().rfind(problem.short_hash() + ":", 0), 0u) << c;
+  EXPECT_TRUE(j["skipped"].is_array());
+
+  r = kjudge({"cases", fixture("no_such_problem")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "no_such_problem")) << r.err;
+}
+
+// ---- export ----
+
+TEST_F(Cli, ExportWritesALoadableProblemWithoutHiddenShapes) {
+  auto r = kjudge({"export", problem_dir("softmax")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "name = \"softmax\"")) << r.out;
+  EXPECT_FALSE(contains(r.out, "4099")) << r.out;  // the hidden set's C
+
+  const std::string out = path("exported");
+  r = kjudge({"export", problem_dir("softmax"), "-o", out});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "problem.toml"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "reference.cu"));
+  const auto exported = kj::load_problem(out);
+  EXPECT_TRUE(exported.dims.hidden_sets.empty());
+  EXPECT_EQ(kjudge({"validate", out}).code, 0);
+}
+
+TEST_F(Cli, ExportRefusesToOverwriteTheProblem) {
+  // On a copy, so a broken guard could not damage the bundled problem.
+  const fs::path copy = path("softmax");
+  fs::copy(problem_dir("softmax"), copy, fs::copy_options::recursive);
+  const std::string before = [&] {
+    std::ifstream f(copy / "problem.toml");
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }();
+  auto r = kjudge({"export", copy.string(), "--output", copy.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "refusing")) << r.err;
+  std::ifstream f(copy / "problem.toml");
+  std::ostringstream after;
+  after << f.rdbuf();
+  EXPECT_EQ(after.str(), before);
+}
+
+}  // namespace

@@ -1,0 +1,200 @@
+// The non-finite rules that run before every policy (DESIGN.md "Non-finite rules"): against the
+// golden rounded to the output dtype, ±Inf must match in position and sign, a non-finite value
+// where the rounded golden is finite fails as `nonfinite`, NaN positions follow the problem's
+// rule, and a NaN is never a wildcard.
+#include <gtest/gtest.h>
+
+#include "unit/compare/helpers.hpp"
+
+namespace kj {
+namespace {
+
+using namespace kj::test;
+
+// A loose allclose against the golden, so that only the non-finite rules can fail a case.
+OutputSpec loose() {
+  return output(DType::f32, allclose(0.0, 1e30, Expected::golden));
+}
+
+TEST(NonFinite, MatchingInfinitiesPassAndStayOutOfTheStatistics) {
+  const auto golden = tensor(DType::f64, {k_inf, 1.0, -k_inf});
+  const auto cand = tensor(DType::f32, {k_inf, 1.0, -k_inf});
+  const auto f = judge(output(DType::f32, relative()), cand, &golden, &cand);
+  EXPECT_EQ(f.reason, Reason::none);
+  EXPECT_EQ(f.mismatches, 0);
+  EXPECT_EQ(f.count, 3);
+  EXPECT_EQ(f.stats.abs.max, 0.0);
+  EXPECT_EQ(f.bound.max_error, 0.0);
+}
+
+TEST(NonFinite, InfinityOfTheWrongSignFailsAsNonfinite) {
+  const auto golden = tensor(DType::f64, {k_inf, 1.0, -k_inf});
+  const auto cand = tensor(DType::f32, {-k_inf, 1.0, -k_inf});
+  const auto f = judge(loose(), cand, &golden, nullptr);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  EXPECT_EQ(f.mismatches, 1);
+  EXPECT_EQ(f.nonfinite, 1);
+  ASSERT_EQ(f.first.size(), 1u);
+  EXPECT_EQ(f.first[0].flat, 0);
+  EXPECT_EQ(f.first[0].value, -k_inf);
+  EXPECT_EQ(f.first[0].expected, k_inf);
+  EXPECT_EQ(f.log_error_ratio, 12.0);
+}
+
+TEST(NonFinite, FiniteWhereTheGoldenIsInfiniteIsAMismatch) {
+  const auto golden = tensor(DType::f64, {k_inf, 1.0, -k_inf});
+  const auto cand = tensor(DType::f32, {3.0e38, 1.0, -k_inf});
+  const auto f = judge(loose(), cand, &golden, nullptr);
+  EXPECT_EQ(f.reason, Reason::mismatch);
+  EXPECT_EQ(f.mismatches, 1);
+  EXPECT_EQ(f.nonfinite, 0);
+  ASSERT_EQ(f.first.size(), 1u);
+  EXPECT_EQ(f.first[0].flat, 0);
+  EXPECT_TRUE(std::isnan(f.first[0].allowed));
+  EXPECT_EQ(f.message,
+            "1 finite value where the rounded golden is not finite; first at [0]: 3e+38 vs inf");
+}
+
+TEST(NonFinite, TheGoldenIsRoundedToTheOutputDtypeFirst) {
+  // 1e39 is finite in f64 and overflows f32: the rounded golden is +Inf.
+  const auto golden = tensor(DType::f64, {1e39, -1e39, 2.0});
+  const auto inf_cand = tensor(DType::f32, {k_inf, -k_inf, 2.0});
+  EXPECT_EQ(judge(loose(), inf_cand, &golden, nullptr).reason, Reason::none);
+  const double fmax = static_cast<double>(std::numeric_limits<float>::max());
+  const auto max_cand = tensor(DType::f32, {fmax, -k_inf, 2.0});
+  const auto f = judge(loose(), max_cand, &golden, nullptr);
+  EXPECT_EQ(f.reason, Reason::mismatch);
+  EXPECT_EQ(f.mismatches, 1);
+}
+
+TEST(NonFinite, NanWhereTheGoldenIsFiniteFailsUnderEveryRule) {
+  const auto golden = tensor(DType::f64, {1.0, 2.0});
+  const auto cand = tensor(DType::f32, {k_nan, 2.0});
+  for (NanRule rule : {NanRule::exempt, NanRule::propagate, NanRule::ignore}) {
+    const auto f = judge(loose(), cand, &golden, nullptr, {.nan = rule});
+    EXPECT_EQ(f.reason, Reason::nonfinite) << nan_rule_name(rule);
+    EXPECT_EQ(f.nonfinite, 1);
+    EXPECT_EQ(f.excused, 0);
+  }
+}
+
+TEST(NonFinite, IgnoreWithNanInTheInputsAcceptsACandidateNanAnywhere) {
+  const auto golden = tensor(DType::f64, {1.0, 2.0, k_inf});
+  const auto cand = tensor(DType::f32, {k_nan, 2.0, k_nan});
+  const auto f =
+      judge(loose(), cand, &golden, nullptr, {.nan = NanRule::ignore, .nan_in_inputs = true});
+  EXPECT_EQ(f.reason, Reason::none);
+  EXPECT_EQ(f.excused, 2);
+  EXPECT_EQ(f.mismatches, 0);
+  // Only under `ignore`: `exempt` with a planted NaN still fails.
+  const auto g =
+      judge(loose(), cand, &golden, nullptr, {.nan = NanRule::exempt, .nan_in_inputs = true});
+  EXPECT_EQ(g.reason, Reason::nonfinite);
+  EXPECT_EQ(g.nonfinite, 2);
+}
+
+TEST(NonFinite, IgnoreExcusesNanButNeverInfinity) {
+  const auto golden = tensor(DType::f64, {1.0, 2.0});
+  const auto cand = tensor(DType::f32, {k_inf, 2.0});
+  const auto f =
+      judge(loose(), cand, &golden, nullptr, {.nan = NanRule::ignore, .nan_in_inputs = true});
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+}
+
+TEST(NonFinite, ExemptLetsAnythingStandWhereTheGoldenIsNan) {
+  const auto golden = tensor(DType::f64, {k_nan, k_nan, k_nan, 1.0});
+  const auto cand = tensor(DType::f32, {5.0, k_inf, k_nan, 1.0});
+  for (NanRule rule : {NanRule::exempt, NanRule::ignore}) {
+    const auto f = judge(loose(), cand, &golden, nullptr, {.nan = rule});
+    EXPECT_EQ(f.reason, Reason::none) << nan_rule_name(rule);
+    EXPECT_EQ(f.excused, 3);
+    EXPECT_EQ(f.mismatches, 0);
+    EXPECT_EQ(f.message, "4 elements within allclose(rtol=0, atol=1e+30) (3 elements excused by "
+                         "the NaN rule)");
+  }
+}
+
+TEST(NonFinite, PropagateDemandsNanExactlyWhereTheGoldenIsNan) {
+  const auto golden = tensor(DType::f64, {k_nan, 1.0});
+  const auto ok = tensor(DType::f32, {k_nan, 1.0});
+  EXPECT_EQ(judge(loose(), ok, &golden, nullptr, {.nan = NanRule::propagate}).reason, Reason::none);
+  const auto finite = tensor(DType::f32, {5.0, 1.0});
+  const auto f = judge(loose(), finite, &golden, nullptr, {.nan = NanRule::propagate});
+  EXPECT_EQ(f.reason, Reason::mismatch);
+  EXPECT_EQ(f.mismatches, 1);
+  const auto inf = tensor(DType::f32, {k_inf, 1.0});
+  EXPECT_EQ(judge(loose(), inf, &golden, nullptr, {.nan = NanRule::propagate}).reason,
+            Reason::nonfinite);
+}
+
+TEST(NonFinite, NanIsNeverAWildcardInTheExpectedTensor) {
+  // The pygpubench exploit: NaN in the tensor compared against must not match anything. Here
+  // the reference (what allclose compares against) holds a NaN the golden does not.
+  const auto golden = tensor(DType::f64, {1.0, 2.0});
+  const auto ref = tensor(DType::f32, {k_nan, 2.0});
+  const auto finite = tensor(DType::f32, {1.0, 2.0});
+  const auto spec = output(DType::f32, allclose(1e-3, 1e-3, Expected::reference));
+  auto f = judge(spec, finite, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::mismatch);
+  EXPECT_EQ(f.mismatches, 1);
+  // Copying the NaN does not help either.
+  const auto copy = tensor(DType::f32, {k_nan, 2.0});
+  f = judge(spec, copy, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  // Nor under exact.
+  EXPECT_EQ(judge(output(DType::f32, exact()), finite, &golden, &ref).reason, Reason::mismatch);
+}
+
+TEST(NonFinite, NonfiniteTakesPrecedenceOverMismatch) {
+  const auto golden = tensor(DType::f64, {1.0, 1.0, 1.0, 1.0});
+  const auto cand = tensor(DType::f32, {2.0, k_nan, 1.0, 3.0});
+  const auto f =
+      judge(output(DType::f32, allclose(0.0, 0.5, Expected::golden)), cand, &golden, nullptr);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  EXPECT_EQ(f.mismatches, 3);
+  EXPECT_EQ(f.nonfinite, 1);
+  ASSERT_EQ(f.first.size(), 3u);
+  EXPECT_EQ(f.first[0].flat, 0);
+  EXPECT_EQ(f.first[1].flat, 1);
+  EXPECT_EQ(f.first[2].flat, 3);
+  EXPECT_EQ(f.message,
+            "1 non-finite value where the rounded golden does not allow it; first at [1]: nan vs "
+            "1; 2 of 4 elements (50.0%) beyond the bound; worst at [3]: 3 vs 1");
+  // The worst element is the non-finite one.
+  ASSERT_TRUE(f.worst.has_value());
+  EXPECT_EQ(f.worst->flat, 1);
+}
+
+TEST(NonFinite, ExcusedElementsLeaveTheStatistics) {
+  const auto golden = tensor(DType::f64, {k_nan, 1.0, 2.0});
+  const auto ref = tensor(DType::f32, {k_nan, 1.0, 2.0});
+  const auto cand = tensor(DType::f32, {1e30, 1.0, 2.0});
+  const auto f = judge(output(DType::f32, relative()), cand, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::none);
+  EXPECT_EQ(f.excused, 1);
+  EXPECT_EQ(f.stats.abs.max, 0.0);
+  EXPECT_EQ(f.bound.max_error, 0.0);
+  // The floor comes from the judged elements only: 1 ulp f32 at max|golden| = 2.
+  EXPECT_EQ(f.bound.max_bound, 16 * p2(-22));
+}
+
+TEST(NonFinite, WithoutAGoldenTheReferenceStandsIn) {
+  const auto ref = tensor(DType::f32, {k_inf, 1.0});
+  const auto cand = tensor(DType::f32, {-k_inf, 1.0});
+  const auto f = judge(output(DType::f32, exact()), cand, nullptr, &ref);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  const auto same = tensor(DType::f32, {k_inf, 1.0});
+  EXPECT_EQ(judge(output(DType::f32, exact()), same, nullptr, &ref).reason, Reason::none);
+}
+
+TEST(NonFinite, Fp8E4m3SaturatesInsteadOfOverflowing) {
+  // e4m3 has no Inf: the rounded golden of 1e6 is its max (448), so a saturated 448 is right.
+  const auto golden = tensor(DType::f64, {1e6, 1.0});
+  const auto cand = tensor(DType::fp8e4m3, {1e6, 1.0});
+  EXPECT_EQ(cand.get(0), 448.0);
+  const auto f = judge(output(DType::fp8e4m3, ulp(0)), cand, &golden, nullptr);
+  EXPECT_EQ(f.reason, Reason::none);
+}
+
+} // namespace
+} // namespace kj

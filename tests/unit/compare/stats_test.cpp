@@ -1,0 +1,196 @@
+// What every finding reports whatever the policy: exact percentiles, the first mismatches with
+// their multi-dimensional index, the worst element, the one-line message, log_error_ratio, and
+// the spec errors for tensors that do not fit the output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "unit/compare/helpers.hpp"
+
+namespace kj {
+namespace {
+
+using namespace kj::test;
+
+const double u = p2(-23);
+
+std::vector<double> shuffled_range(int n) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), 1.0);
+  std::mt19937 rng(7);
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+TEST(Percentiles, KnownData) {
+  // Rank ceil(q*n) - 1 of the sorted values.
+  auto p = exact_percentiles(shuffled_range(100));
+  EXPECT_EQ(p.p50, 50.0);
+  EXPECT_EQ(p.p99, 99.0);
+  EXPECT_EQ(p.p999, 100.0);
+  EXPECT_EQ(p.max, 100.0);
+  p = exact_percentiles(shuffled_range(1000));
+  EXPECT_EQ(p.p50, 500.0);
+  EXPECT_EQ(p.p99, 990.0);
+  EXPECT_EQ(p.p999, 999.0); // rank ceil(999) - 1 = 998
+  EXPECT_EQ(p.max, 1000.0);
+  p = exact_percentiles(shuffled_range(3));
+  EXPECT_EQ(p.p50, 2.0);
+  EXPECT_EQ(p.p99, 3.0);
+  EXPECT_EQ(p.max, 3.0);
+}
+
+TEST(Percentiles, EdgeCases) {
+  auto p = exact_percentiles({});
+  EXPECT_EQ(p.p50, 0.0);
+  EXPECT_EQ(p.max, 0.0);
+  p = exact_percentiles({4.5});
+  EXPECT_EQ(p.p50, 4.5);
+  EXPECT_EQ(p.p99, 4.5);
+  EXPECT_EQ(p.p999, 4.5);
+  EXPECT_EQ(p.max, 4.5);
+  // A NaN ranks as the largest value.
+  p = exact_percentiles({1.0, k_nan, 2.0});
+  EXPECT_EQ(p.p50, 2.0);
+  EXPECT_EQ(p.max, k_inf);
+}
+
+TEST(Stats, AbsRelAndUlpPercentiles) {
+  // Against a reference of 1.0 (ulp 2^-23): errors 0, 1, 2, 3 ulps.
+  const auto ref = filled(DType::f32, {4}, 1.0);
+  const auto cand = tensor(DType::f32, {1.0, 1.0 + u, 1.0 + 2 * u, 1.0 + 3 * u});
+  const auto f = judge(output(DType::f32, allclose(0.0, 1.0)), cand, nullptr, &ref);
+  EXPECT_EQ(f.stats.abs.p50, u);
+  EXPECT_EQ(f.stats.abs.p99, 3 * u);
+  EXPECT_EQ(f.stats.abs.max, 3 * u);
+  EXPECT_EQ(f.stats.rel.p50, u);
+  EXPECT_EQ(f.stats.rel.max, 3 * u);
+  EXPECT_EQ(f.stats.ulp.p50, 1.0);
+  EXPECT_EQ(f.stats.ulp.max, 3.0);
+  EXPECT_EQ(f.bound.max_error, 3 * u);
+  EXPECT_DOUBLE_EQ(f.bound.rms_error, std::sqrt(14.0 / 4) * u);
+  ASSERT_TRUE(f.worst.has_value());
+  EXPECT_EQ(f.worst->flat, 3);
+  EXPECT_EQ(f.worst->error, 3 * u);
+}
+
+TEST(Stats, RelativeErrorNeverInfinite) {
+  // f64 output, golden 0: e / ulp(0) = 1 / 4.9e-324 overflows; it saturates.
+  const auto golden = tensor(DType::f64, {0.0});
+  const auto f = judge(output(DType::f64, allclose(0.0, 2.0, Expected::golden)),
+                       tensor(DType::f64, {1.0}), &golden, nullptr);
+  EXPECT_EQ(f.reason, Reason::none);
+  EXPECT_EQ(f.stats.rel.max, std::numeric_limits<double>::max());
+  EXPECT_EQ(f.stats.ulp.max, std::numeric_limits<double>::max());
+}
+
+TEST(Stats, MessageNamesCountFractionAndWorstIndex) {
+  HostTensor ref(DType::f32, {64, 64});
+  for (std::int64_t i = 0; i < ref.numel(); ++i)
+    ref.set(i, 1.0);
+  ref.set(2 * 64 + 17, 1.25);
+  auto cand = ref;
+  cand.set(0 * 64 + 5, 1.02);
+  cand.set(2 * 64 + 17, 1.5); // the worst: 0.25 off
+  cand.set(40 * 64 + 1, 0.98);
+  const auto f = judge(output(DType::f32, allclose(0.0, 0.01)), cand, nullptr, &ref);
+  EXPECT_EQ(f.reason, Reason::mismatch);
+  EXPECT_EQ(f.count, 4096);
+  EXPECT_EQ(f.mismatches, 3);
+  EXPECT_DOUBLE_EQ(f.mismatch_fraction, 3.0 / 4096);
+  EXPECT_EQ(f.message,
+            "3 of 4096 elements (0.073%) beyond the bound; worst at [2, 17]: 1.5 vs 1.25");
+  ASSERT_EQ(f.first.size(), 3u);
+  EXPECT_EQ(f.first[0].index, (std::vector<std::int64_t>{0, 5}));
+  EXPECT_EQ(f.first[1].index, (std::vector<std::int64_t>{2, 17}));
+  EXPECT_EQ(f.first[2].index, (std::vector<std::int64_t>{40, 1}));
+  EXPECT_EQ(f.first[1].value, 1.5);
+  EXPECT_EQ(f.first[1].expected, 1.25);
+  EXPECT_EQ(f.first[1].error, 0.25);
+  EXPECT_EQ(f.first[1].allowed, 0.01);
+  ASSERT_TRUE(f.worst.has_value());
+  EXPECT_EQ(f.worst->flat, 2 * 64 + 17);
+  EXPECT_DOUBLE_EQ(f.log_error_ratio, std::log10(25.0));
+}
+
+TEST(Stats, AtMostTenFirstMismatchesInFlatOrder) {
+  HostTensor ref(DType::f32, {3, 2, 4});
+  auto cand = ref;
+  for (std::int64_t i = 1; i < 24; i += 2)
+    cand.set(i, 1.0); // 12 mismatches
+  const auto f = judge(output(DType::f32, exact()), cand, nullptr, &ref);
+  EXPECT_EQ(f.mismatches, 12);
+  ASSERT_EQ(f.first.size(), 10u);
+  for (std::size_t j = 0; j < 10; ++j)
+    EXPECT_EQ(f.first[j].flat, static_cast<std::int64_t>(2 * j + 1));
+  EXPECT_EQ(f.first[0].index, (std::vector<std::int64_t>{0, 0, 1}));
+  EXPECT_EQ(f.first[9].index, (std::vector<std::int64_t>{2, 0, 3})); // flat 19
+}
+
+TEST(Stats, LogErrorRatioIsZeroAtTheBoundAndClamped) {
+  const auto ref = tensor(DType::f32, {1.0});
+  auto f = judge(output(DType::f32, allclose(0.0, 0.5)), tensor(DType::f32, {1.5}), nullptr, &ref);
+  EXPECT_EQ(f.log_error_ratio, 0.0);
+  EXPECT_TRUE(f.pass());
+  f = judge(output(DType::f32, allclose(0.0, 0.5)), tensor(DType::f32, {1.0}), nullptr, &ref);
+  EXPECT_EQ(f.log_error_ratio, -12.0);
+  f = judge(output(DType::f32, allclose(0.0, 0.5)), tensor(DType::f32, {1.05}), nullptr, &ref);
+  EXPECT_NEAR(f.log_error_ratio, std::log10(0.05 / 0.5), 1e-6);
+  f = judge(output(DType::f32, allclose(0.0, 0.0)), tensor(DType::f32, {1.5}), nullptr, &ref);
+  EXPECT_EQ(f.log_error_ratio, 12.0); // an error where none is allowed
+  EXPECT_FALSE(f.pass());
+}
+
+TEST(Stats, EmptyOutputPasses) {
+  const HostTensor ref(DType::f32, {0, 4});
+  const HostTensor golden(DType::f64, {0, 4});
+  const auto f = judge(output(DType::f32, relative(), 0), ref, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::none);
+  EXPECT_EQ(f.count, 0);
+  EXPECT_FALSE(f.worst.has_value());
+  EXPECT_EQ(f.mismatch_fraction, 0.0);
+}
+
+TEST(Stats, ScalarOutput) {
+  const HostTensor golden = tensor(DType::f64, Shape{}, {2.0});
+  const HostTensor ref = tensor(DType::f32, Shape{}, {2.0});
+  const HostTensor cand = tensor(DType::f32, Shape{}, {3.0});
+  const auto f = judge(output(DType::f32, relative()), cand, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::mismatch);
+  EXPECT_EQ(f.message, "1 of 1 elements (100.0%) beyond the bound; worst at []: 3 vs 2");
+}
+
+TEST(SpecErrors, TensorsThatDoNotFitTheOutput) {
+  const auto spec = output(DType::f32, relative());
+  const auto golden = filled(DType::f64, {4}, 1.0);
+  const auto ref = filled(DType::f32, {4}, 1.0);
+  const auto short_ref = filled(DType::f32, {3}, 1.0);
+  const auto f16_cand = filled(DType::f16, {4}, 1.0);
+  const auto wide_golden = filled(DType::f64, {2, 2}, 1.0);
+  EXPECT_THROW(judge(spec, f16_cand, &golden, &ref), SpecError);
+  EXPECT_THROW(judge(spec, ref, &golden, &short_ref), SpecError);
+  EXPECT_THROW(judge(spec, ref, &wide_golden, &ref), SpecError);
+  const auto f16_ref = filled(DType::f16, {4}, 1.0);
+  EXPECT_THROW(judge(spec, ref, &golden, &f16_ref), SpecError);
+  CompareInputs in;
+  in.spec = &spec;
+  in.golden = &golden;
+  in.reference = &ref;
+  EXPECT_THROW(compare_output(in), SpecError); // no candidate tensor
+  try {
+    judge(spec, ref, &golden, &short_ref);
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.bare_message(),
+              "output 'y': the reference has shape [3] but the candidate output has [4]");
+  }
+  // A float output with nothing to compare against.
+  EXPECT_THROW(judge(output(DType::f32, exact()), ref, nullptr, nullptr), SpecError);
+  // No spec at all is kjudge's own bug.
+  CompareInputs none;
+  EXPECT_THROW(compare_output(none), InternalError);
+}
+
+} // namespace
+} // namespace kj
