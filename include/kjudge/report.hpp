@@ -63,10 +63,8 @@ nlohmann::json to_json(const OutputFinding& finding);
 nlohmann::json to_json(const CaseFinding& finding, const ReportOptions& options = {});
 nlohmann::json to_json(const Verdict& verdict, const ReportOptions& options = {});
 
-// `kjudge validate` and `kjudge cases` output. A diagnostic prints like a compiler's,
-// "file:line:col: error: field: message", the place first because editors and CI annotators
-// parse it from the start of the line.
-std::string diagnostic_line(const Diagnostic& diagnostic);
+// `kjudge validate` and `kjudge cases` output; diagnostics print through format_diagnostic
+// (validate.hpp), compiler-style, so editors and CI annotators can parse them.
 void print_validation(std::ostream& out, const Problem& problem, const ValidationReport& report);
 nlohmann::json validation_json(const Problem& problem, const ValidationReport& report);
 void print_case_plan(std::ostream& out, const Problem& problem, const CasePlan& plan);

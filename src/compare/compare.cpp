@@ -366,6 +366,42 @@ PolicyResult judge_relative(Work& w, const PolicySpec& p, OutputFinding& f) {
 // ---------------------------------------------------------------------------------------------
 // allclose, ulp, exact, ratio
 
+// The achieved error of an elementwise policy, for its bound report.
+struct ErrorSummary {
+  double max = 0;
+  double rms = 0;
+};
+
+struct ElementJudgement {
+  double error;
+  double allowed;
+  bool bad;
+};
+
+// Runs `judge(i)` on every element the non-finite rules left to the policy, records the result
+// in the Work arrays and the PolicyResult, and sums the finite errors.
+template <class Judge>
+ErrorSummary judge_elements(Work& w, PolicyResult& r, Judge judge) {
+  double max_e = 0;
+  long double e2 = 0;
+  std::int64_t judged = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.status[i] != Status::judged) continue;
+    const ElementJudgement j = judge(i);
+    w.err[i] = j.error;
+    w.allowed[i] = j.allowed;
+    w.bad[i] = j.bad;
+    if (j.bad) r.pass = false;
+    r.ratio = std::max(r.ratio, safe_ratio(j.error, j.allowed));
+    if (std::isfinite(j.error)) {
+      max_e = std::max(max_e, j.error);
+      e2 += static_cast<long double>(j.error) * j.error;
+      ++judged;
+    }
+  }
+  return {max_e, rms_of(e2, judged)};
+}
+
 PolicyResult judge_allclose(Work& w, const PolicySpec& p, OutputFinding& f) {
   load_expected(w, p.expected, "allclose");
   const auto [d_rtol, d_atol] = torch_default_tolerances(w.dtype);
@@ -375,24 +411,11 @@ PolicyResult judge_allclose(Work& w, const PolicySpec& p, OutputFinding& f) {
     spec_fail(*w.spec, fmt::format("allclose needs rtol, atol >= 0, got {}, {}", rtol, atol));
 
   PolicyResult r;
-  double max_e = 0;
-  long double e2 = 0;
-  std::int64_t judged = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (w.status[i] != Status::judged) continue;
+  const ErrorSummary achieved = judge_elements(w, r, [&](std::size_t i) {
     const double e = std::fabs(w.c[i] - w.x[i]);
-    const double al = atol + rtol * std::fabs(w.x[i]);
-    w.err[i] = e;
-    w.allowed[i] = al;
-    w.bad[i] = !(e <= al);
-    if (w.bad[i]) r.pass = false;
-    r.ratio = std::max(r.ratio, safe_ratio(e, al));
-    if (std::isfinite(e)) {
-      max_e = std::max(max_e, e);
-      e2 += static_cast<long double>(e) * e;
-      ++judged;
-    }
-  }
+    const double allowed = atol + rtol * std::fabs(w.x[i]);
+    return ElementJudgement{e, allowed, !(e <= allowed)};
+  });
 
   const std::string dt{dtype_name(w.dtype)};
   const bool fp8 = w.dtype == DType::fp8e4m3 || w.dtype == DType::fp8e5m2;
@@ -412,8 +435,8 @@ PolicyResult judge_allclose(Work& w, const PolicySpec& p, OutputFinding& f) {
   f.bound.source += "; |c - e| <= atol + rtol*|e| elementwise";
   f.bound.max_bound = k_nan;
   f.bound.rms_bound = k_nan;
-  f.bound.max_error = max_e;
-  f.bound.rms_error = rms_of(e2, judged);
+  f.bound.max_error = achieved.max;
+  f.bound.rms_error = achieved.rms;
   r.pass_detail = fmt::format("{} within {}", plural(w.n, "element", "elements"), f.bound.policy);
   return r;
 }
@@ -424,23 +447,10 @@ PolicyResult judge_ulp(Work& w, const PolicySpec& p, OutputFinding& f) {
   if (!(n_ulps >= 0)) spec_fail(*w.spec, fmt::format("ulp(n) needs n >= 0, got {}", n_ulps));
 
   PolicyResult r;
-  double max_e = 0;
-  long double e2 = 0;
-  std::int64_t judged = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (w.status[i] != Status::judged) continue;
+  const ErrorSummary achieved = judge_elements(w, r, [&](std::size_t i) {
     const double e = std::isfinite(w.x[i]) ? ulp_distance(w.dtype, w.c[i], w.x[i]) : k_inf;
-    w.err[i] = e;
-    w.allowed[i] = n_ulps;
-    w.bad[i] = !(e <= n_ulps);
-    if (w.bad[i]) r.pass = false;
-    r.ratio = std::max(r.ratio, safe_ratio(e, n_ulps));
-    if (std::isfinite(e)) {
-      max_e = std::max(max_e, e);
-      e2 += static_cast<long double>(e) * e;
-      ++judged;
-    }
-  }
+    return ElementJudgement{e, n_ulps, !(e <= n_ulps)};
+  });
   const std::string dt{dtype_name(w.dtype)};
   f.bound.policy = fmt::format("ulp({})", n_ulps);
   f.bound.expected = std::string(expected_name(p.expected));
@@ -449,10 +459,10 @@ PolicyResult judge_ulp(Work& w, const PolicySpec& p, OutputFinding& f) {
                                p.expected == Expected::golden ? " (rounded to " + dt + ")" : "");
   f.bound.max_bound = n_ulps;
   f.bound.rms_bound = k_nan;
-  f.bound.max_error = max_e;
-  f.bound.rms_error = rms_of(e2, judged);
+  f.bound.max_error = achieved.max;
+  f.bound.rms_error = achieved.rms;
   r.pass_detail = fmt::format("{} within {} (max {} ulp)", plural(w.n, "element", "elements"),
-                              f.bound.policy, max_e);
+                              f.bound.policy, achieved.max);
   return r;
 }
 
@@ -460,26 +470,13 @@ PolicyResult judge_exact(Work& w, Expected expected, OutputFinding& f) {
   load_expected(w, expected, "exact");
   const bool strict = w.in->signed_zero_strict;
   PolicyResult r;
-  double max_e = 0;
-  long double e2 = 0;
-  std::int64_t judged = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (w.status[i] != Status::judged) continue;
+  const ErrorSummary achieved = judge_elements(w, r, [&](std::size_t i) {
     // The candidate is finite here; a NaN expected never equals it (NaN payloads only matter
     // where the golden is NaN, and the non-finite rules settled those by position).
     const double c = w.c[i], x = w.x[i];
     const bool same = c == x && (!strict || std::signbit(c) == std::signbit(x));
-    const double e = std::fabs(c - x);
-    w.err[i] = e;
-    w.allowed[i] = 0;
-    w.bad[i] = !same;
-    if (!same) r.pass = false;
-    if (std::isfinite(e)) {
-      max_e = std::max(max_e, e);
-      e2 += static_cast<long double>(e) * e;
-      ++judged;
-    }
-  }
+    return ElementJudgement{std::fabs(c - x), 0, !same};
+  });
   r.ratio = r.pass ? 0 : k_inf;
   f.bound.policy = strict ? "exact(signed_zero = \"strict\")" : "exact";
   f.bound.expected = std::string(expected_name(expected));
@@ -489,8 +486,8 @@ PolicyResult judge_exact(Work& w, Expected expected, OutputFinding& f) {
                   strict ? "+0 and -0 differ" : "+0 equals -0");
   f.bound.max_bound = 0;
   f.bound.rms_bound = 0;
-  f.bound.max_error = max_e;
-  f.bound.rms_error = rms_of(e2, judged);
+  f.bound.max_error = achieved.max;
+  f.bound.rms_error = achieved.rms;
   r.pass_detail = fmt::format("{} bit-identical to the {}", plural(w.n, "element", "elements"),
                               expected_name(expected));
   return r;

@@ -208,17 +208,6 @@ std::unique_ptr<Reporter> make_console_reporter(std::ostream& out, ReportOptions
   return std::make_unique<ConsoleReporter>(out, options);
 }
 
-std::string diagnostic_line(const Diagnostic& d) {
-  const Location& w = d.where;
-  std::string place = w.file.empty() ? "kjudge" : w.file;
-  if (!w.file.empty() && w.line > 0) {
-    place += fmt::format(":{}", w.line);
-    if (w.column > 0) place += fmt::format(":{}", w.column);
-  }
-  return fmt::format("{}: {}: {}{}", place, severity_name(d.severity),
-                     w.field.empty() ? "" : w.field + ": ", d.message);
-}
-
 void print_validation(std::ostream& out, const Problem& problem, const ValidationReport& report) {
   // A problem that did not load has no hash to show.
   out << fmt::format("{}{}: {}\n", problem.name,
@@ -253,7 +242,7 @@ void print_validation(std::ostream& out, const Problem& problem, const Validatio
     out << fmt::format("  rejected {}={} ({}) of {}: {}\n", r.perturbation.dim,
                        r.perturbation.value, r.perturbation.rule, r.base_id, r.why);
   for (const auto& d : report.diagnostics)
-    out << diagnostic_line(d) << '\n';
+    out << format_diagnostic(d) << '\n';
 }
 
 void print_case_plan(std::ostream& out, const Problem& problem, const CasePlan& plan) {

@@ -301,7 +301,7 @@ json validation_json(const Problem& problem, const ValidationReport& report) {
     diagnostics.push_back({{"severity", severity_name(d.severity)},
                            {"where", location_json(d.where)},
                            {"message", d.message},
-                           {"text", diagnostic_line(d)}});
+                           {"text", format_diagnostic(d)}});
   return {{"problem", problem.name},
           {"dir", problem.dir.string()},
           {"hash", problem.hash},

@@ -462,13 +462,14 @@ std::string_view severity_name(Diagnostic::Severity s) {
 
 std::string format_diagnostic(const Diagnostic& d) {
   // As compilers print them, so editors and CI annotate the line: file:line:col first.
+  // A diagnostic about no file in particular is kjudge's own word.
   const Location& w = d.where;
-  std::string place = w.file;
+  std::string place = w.file.empty() ? "kjudge" : w.file;
   if (!w.file.empty() && w.line > 0) {
     place += fmt::format(":{}", w.line);
     if (w.column > 0) place += fmt::format(":{}", w.column);
   }
-  return fmt::format("{}{}{}: {}{}", place, place.empty() ? "" : ": ", severity_name(d.severity),
+  return fmt::format("{}: {}: {}{}", place, severity_name(d.severity),
                      w.field.empty() ? "" : w.field + ": ", d.message);
 }
 

@@ -536,12 +536,12 @@ TEST(Junit, TheCheckerCatchesBadXml) {
 
 TEST(Diagnostics, PrintLikeACompiler) {
   Diagnostic d{Diagnostic::Severity::error, {"p/reference.cu", "", 5, 21}, "expf caps the golden"};
-  EXPECT_EQ(diagnostic_line(d), "p/reference.cu:5:21: error: expf caps the golden");
+  EXPECT_EQ(format_diagnostic(d), "p/reference.cu:5:21: error: expf caps the golden");
   d.where = {"p/problem.toml", "tier", 5, 0};
   d.severity = Diagnostic::Severity::warning;
-  EXPECT_EQ(diagnostic_line(d), "p/problem.toml:5: warning: tier: expf caps the golden");
+  EXPECT_EQ(format_diagnostic(d), "p/problem.toml:5: warning: tier: expf caps the golden");
   d.where = {};
-  EXPECT_EQ(diagnostic_line(d), "kjudge: warning: expf caps the golden");
+  EXPECT_EQ(format_diagnostic(d), "kjudge: warning: expf caps the golden");
 }
 
 }  // namespace
