@@ -2,9 +2,12 @@
 find_package(fmt REQUIRED)
 find_package(OpenSSL REQUIRED)  # SHA-256 for problem hashes and cache keys
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+# Config packages first: they are relocatable, so a prefix of unpacked .debs works too
+# (tools/gpu-check builds that way on a machine with no package registry).
+find_package(tomlplusplus CONFIG QUIET)
 if(NOT TARGET tomlplusplus::tomlplusplus)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
   add_library(tomlplusplus::tomlplusplus ALIAS PkgConfig::TOMLPP)
 endif()
 find_package(CLI11 CONFIG QUIET)
