@@ -41,6 +41,20 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   compare->add_option("--nan", c.nan, "propagate, ignore or exempt")
       ->check(CLI::IsMember({"propagate", "ignore", "exempt"}));
   compare->add_option("--json", c.json, "write the JSON report to FILE, or - for stdout");
+
+  auto* check = app->add_subcommand("check", "judge a candidate kernel against a problem");
+  CheckArgs& k = into.check;
+  check->add_option("PROBLEM", k.problem, "a problem folder or problem.toml")->required();
+  check->add_option("--candidate", k.candidate, "the candidate .cu file")->required();
+  check->add_option("--case", k.case_id, "run this case alone (an id of `kjudge cases`)");
+  check->add_flag("--fail-fast", k.fail_fast, "stop at the first failing case");
+  check->add_flag("--redact-hidden", k.redact_hidden, "hidden cases: reason and class only");
+  check->add_option("--secret", k.secret, "secret for hidden shapes drawn from ranges");
+  check->add_option("--against", k.against, "judge bit-exactly against an old kernel");
+  check->add_option("--json", k.json, "write the JSON report to FILE, or - for stdout");
+  check->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
+  check->add_option("--cache", k.cache, "the NVRTC cache folder");
+  check->add_option("--device", k.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
   return app;
 }
 

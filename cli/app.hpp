@@ -37,12 +37,27 @@ struct CompareArgs {
   std::string json;  // empty: no JSON; "-": standard output
 };
 
+struct CheckArgs {
+  std::string problem;
+  std::string candidate;
+  std::string case_id;   // empty: every case
+  bool fail_fast = false;
+  bool redact_hidden = false;
+  std::string secret;    // empty: $KJUDGE_SECRET
+  std::string against;   // empty: judge against the problem's reference
+  std::string json;      // empty: no JSON; "-": standard output
+  std::string junit;     // empty: no JUnit XML
+  std::string cache;     // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
+  int device = 0;
+};
+
 // Everything the parser fills in.
 struct Invocation {
   ValidateArgs validate;
   ExportArgs export_;
   CasesArgs cases;
   CompareArgs compare;
+  CheckArgs check;
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -54,5 +69,11 @@ int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err)
 int run_export(const ExportArgs& args, std::ostream& out, std::ostream& err);
 int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
+int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
+
+// `kjudge --worker --fd N [--device D]`: the candidate worker the oracle of `check` starts. Not
+// a subcommand (it is internal and hidden from --help); `run` hands it these arguments, those
+// after "--worker".
+int run_worker(const std::vector<std::string>& args, std::ostream& err);
 
 }  // namespace kj::cli

@@ -24,6 +24,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("export")) return run_export(in.export_, out, err);
   if (app.got_subcommand("cases")) return run_cases(in.cases, out, err);
   if (app.got_subcommand("compare")) return run_compare(in.compare, out, err);
+  if (app.got_subcommand("check")) return run_check(in.check, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 
@@ -31,6 +32,9 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
+    // The worker is kjudge re-executed by `check`'s oracle, not a command a user types.
+    if (!args.empty() && args[0] == "--worker")
+      return run_worker(std::vector<std::string>(args.begin() + 1, args.end()), err);
     Invocation in;
     auto app = make_app(in);
     try {

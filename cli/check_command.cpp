@@ -1,0 +1,140 @@
+// `kjudge check` and the internal `kjudge --worker`: loading the problem and the candidate,
+// the options of kj::check, and the reporters. The judging itself is kj::check's; a candidate
+// whose front-matter does not parse is judged here only in the sense that its SpecError becomes
+// a FAIL(launch_error) verdict (the plan is part of the candidate), while a problem or an
+// argument that is wrong stays exit 2.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "app.hpp"
+#include "kjudge/judge.hpp"
+#include "kjudge/report.hpp"
+#include "kjudge/spec.hpp"
+
+namespace kj::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
+    return fs::path(xdg) / "kjudge";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return fs::path(home) / ".cache" / "kjudge";
+  return {}; // nowhere to cache: compile every time
+}
+
+fs::path self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InternalError("cannot resolve /proc/self/exe: " + ec.message());
+  return p;
+}
+
+void write_report(const std::string& path, const std::string& option,
+                  const std::function<void(std::ostream&)>& write) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw SpecError({path, option, 0, 0}, "cannot open for writing");
+  write(file);
+  if (!file.flush()) throw SpecError({path, option, 0, 0}, "cannot write the file");
+}
+
+} // namespace
+
+int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  const Problem problem = load_problem(a.problem);
+  std::error_code ec;
+  if (!fs::is_regular_file(a.candidate, ec))
+    throw SpecError({a.candidate, "--candidate", 0, 0}, "no such file");
+  if (!a.against.empty() && !fs::is_regular_file(a.against, ec))
+    throw SpecError({a.against, "--against", 0, 0}, "no such file");
+
+  CheckOptions options;
+  options.fail_fast = a.fail_fast;
+  if (!a.case_id.empty()) options.only_case = a.case_id;
+  if (!a.against.empty()) options.against = fs::path(a.against);
+  options.device = a.device;
+  options.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
+  options.self_exe = self_executable();
+
+  Verdict verdict;
+  std::optional<Candidate> candidate;
+  try {
+    candidate = load_candidate(a.candidate, problem);
+  } catch (const SpecError& e) {
+    // The launch plan is the candidate's own: a broken one is its failure, with the message.
+    verdict.manifest.problem = problem.name;
+    verdict.manifest.problem_hash = problem.hash;
+    verdict.manifest.candidate = a.candidate;
+    verdict.manifest.backend = "cuda";
+    verdict.manifest.trust = "device";
+    verdict.reason = Reason::launch_error;
+    verdict.message = e.what();
+    verdict.finalize();
+  }
+  if (candidate) verdict = check(problem, *candidate, options);
+  verdict.manifest.kjudge_version = KJUDGE_VERSION;
+
+  const char* env_secret = std::getenv("KJUDGE_SECRET");
+  if (!a.secret.empty() || (env_secret != nullptr && *env_secret != '\0'))
+    verdict.skips.push_back(
+        "SKIP(no problem declares hidden shape ranges yet) the secret has no effect");
+
+  ReportOptions report;
+  report.redact_hidden = a.redact_hidden;
+  std::ostream& console = a.json == "-" ? err : out;
+  make_console_reporter(console, report)->report(verdict);
+  if (a.json == "-")
+    make_json_reporter(out, report)->report(verdict);
+  else if (!a.json.empty())
+    write_report(a.json, "--json",
+                 [&](std::ostream& f) { make_json_reporter(f, report)->report(verdict); });
+  if (!a.junit.empty())
+    write_report(a.junit, "--junit", [&](std::ostream& f) {
+      auto junit = make_junit_reporter(f, report);
+      junit->report(verdict);
+      junit->finish();
+    });
+  // A check that could not run must not look like a pass (DESIGN.md: SKIP never passes).
+  if (verdict.outcome == Outcome::skip) return static_cast<int>(ExitCode::internal);
+  return static_cast<int>(verdict.exit_code());
+}
+
+int run_worker(const std::vector<std::string>& args, std::ostream& err) {
+  int fd = -1, device = 0;
+  auto number = [&](std::size_t i, const char* what) {
+    if (i >= args.size()) throw SpecError({"", what, 0, 0}, "a number is missing");
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(args[i], &used);
+      if (used != args[i].size() || v < 0) throw std::invalid_argument(args[i]);
+      return v;
+    } catch (const std::exception&) {
+      throw SpecError({"", what, 0, 0}, fmt::format("'{}' is not a non-negative number", args[i]));
+    }
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--fd") {
+      fd = number(++i, "--fd");
+    } else if (args[i] == "--device") {
+      device = number(++i, "--device");
+    } else {
+      throw SpecError({"", "--worker", 0, 0}, fmt::format("unknown argument '{}'", args[i]));
+    }
+  }
+  if (fd < 0) {
+    err << "kjudge --worker: --fd N is required (the worker is started by `kjudge check`)\n";
+    return static_cast<int>(ExitCode::spec_error);
+  }
+  return worker_main(fd, device);
+}
+
+} // namespace kj::cli

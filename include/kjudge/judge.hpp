@@ -1,0 +1,73 @@
+// `kjudge check`: the verdict of a candidate against a problem over every case. The oracle (this
+// process) holds the master inputs, the golden (the reference template in double), the
+// same-precision reference and the comparator; the candidate runs in a worker process started
+// with posix_spawn (`kjudge --worker`), which holds only copies of the inputs, its outputs,
+// scratch and red zones, and hands its buffers back by CUDA IPC handle. The oracle checks red
+// zones, poison and input copies itself and trusts nothing the worker reports.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kjudge/cases.hpp"
+#include "kjudge/spec.hpp"
+#include "kjudge/verdict.hpp"
+
+namespace kj {
+
+struct CheckOptions {
+  CaseOptions cases;
+  bool fail_fast = false;                   // stop at the first failing case
+  std::optional<std::string> only_case;     // --case ID
+  std::optional<std::filesystem::path> against;  // --against OLD.cu: exact tier vs an old kernel
+  int device = 0;
+  std::filesystem::path cache_dir;          // NVRTC cache; empty = none
+  std::filesystem::path self_exe;           // the kjudge executable, spawned as the worker
+  std::filesystem::path kjudge_include;     // folder holding kjudge/device.cuh; empty = found
+                                            // by find_kjudge_include(self_exe)
+  double deadline_factor = 20;              // per run: max(factor x reference time, min)
+  double deadline_min_s = 1;                //   plus the copies' allowance (judge/deadline.hpp)
+  double compile_deadline_s = 300;          // a candidate's NVRTC compile in the worker
+  double startup_deadline_s = 60;           // a worker's start (process, driver, context)
+  std::function<void(const CaseFinding&)> on_case;  // called as each case finishes
+};
+
+// Judge a candidate. Everything ends in the verdict, nothing is thrown: the candidate's faults
+// are FAIL(reason) (compile_error and launch_error found before any case leave `cases` empty;
+// compile_error sets compiled = false), the problem's are ERROR(spec_error) (a reference that
+// does not compile or fails on a case, a --case id not in the plan, a broken --against kernel),
+// kjudge's are ERROR(internal). Without a usable GPU the verdict is SKIP (no cases, a
+// "SKIP(no usable GPU: why)" line in `skips`). The manifest is filled except kjudge_version,
+// which the caller knows. Case by case: the candidate runs twice per case in a worker process
+// (`self_exe --worker`), with different poisons and red-zone bytes; a crashed or timed-out
+// worker is replaced for the next case.
+Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options);
+
+// The worker process's main loop on an inherited socket (`kjudge --worker --fd N --device D`);
+// returns the process exit code: 0 when the oracle closed the socket or said "exit", 1 after a
+// sticky CUDA error, 3 when the worker could not start or refused the device.
+int worker_main(int socket_fd, int device = 0);
+
+// Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
+// next to the executable (../include, ../../include for a build tree, ../share/kjudge/include
+// installed), then the source tree kjudge was built from. Empty when none holds it.
+std::filesystem::path find_kjudge_include(const std::filesystem::path& self_exe);
+
+// Test switches: KJ_TEST_DISABLE=poison,redzone,... turns a defence off so its test can show the
+// trap passing without it. Names:
+//   isolation   the worker runs inside the oracle's process (buffers as device pointers of the
+//               shared context, no IPC, no watchdog; a crash ends the check), and the
+//               reference's outputs stay allocated there while the candidate runs
+//   redzone     no red zones around the worker's buffers, no oob_write check
+//   poison      outputs and scratch not filled before the launches, no unwritten_output check
+//   input_hash  the worker's input copies are not compared with the master
+//   rerun       one run per case: no nondeterministic check, unwritten judged on one run
+// check() refuses (ERROR(internal)) a name it does not know, so a typo cannot leave a test's
+// defence silently on.
+bool defence_disabled(std::string_view name);
+
+}  // namespace kj

@@ -1,0 +1,103 @@
+// Compiling CUDA C++ with NVRTC: candidates and references alike. Every launch plan's `kernel`
+// is registered as a name expression; NVRTC's lowered (mangled) name is demangled to get the
+// exact parameter types, which the judge checks against the plan's tensors and scalars. Includes
+// are limited to the pinned toolkit headers on an allow-list. Results are cached on disk by
+// content (DESIGN.md "Backends": the key covers everything that can change the CUBIN). NVRTC
+// needs no GPU, so all of this runs (and is tested) on any machine with the toolkit.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kj {
+
+// A compile that failed for a reason of the source (the candidate's fault: compile_error).
+class CompileError : public std::runtime_error {
+public:
+  CompileError(std::string message, std::string log)
+      : std::runtime_error(std::move(message)), log_(std::move(log)) {}
+  // NVRTC's log, trimmed to the first errors (a few dozen lines at most).
+  const std::string& log() const { return log_; }
+
+private:
+  std::string log_;
+};
+
+struct CompileOptions {
+  int arch = 90;                        // sm_XX of the CUBIN and of the PTX
+  bool arch_specific = false;           // sm_XXa: the architecture-specific features (wgmma,
+                                        // setmaxnreg on sm_90a); the CUBIN then runs on that
+                                        // exact compute capability only
+  std::vector<std::string> options;     // extra NVRTC options, already checked against the
+                                        // problem's allowed_options (e.g. "-use_fast_math");
+                                        // passed and keyed in this order (callers that want
+                                        // one cache entry per set pass them sorted)
+  std::filesystem::path kjudge_include; // folder holding kjudge/device.cuh
+  std::filesystem::path cache_dir;      // empty = no cache
+  std::uint64_t cache_cap_bytes = 1ull << 30;
+};
+
+struct KernelSymbol {
+  std::string expression;               // as registered: "softmax_rows<4>"
+  std::string lowered;                  // mangled name to look up in the module
+  std::string demangled;                // "void softmax_rows<4>(float const*, float*, int, int)"
+  std::vector<std::string> param_types; // "float const*", "float*", "int", "int"
+  bool extern_c = false;                // C linkage: the lowered name is the plain name and
+                                        // carries no types, so param_types is empty and the
+                                        // caller reads the signature with kj::lex instead
+};
+
+struct CompiledModule {
+  std::vector<char> cubin;
+  std::string ptx;                   // kept for the static scan
+  std::vector<KernelSymbol> kernels; // one per registered expression, same order
+  std::string log;                   // warnings, trimmed
+  std::string cache_key;             // hex SHA-256
+  bool from_cache = false;
+};
+
+// The headers a source may include, besides kjudge/device.cuh: cuda_fp16.h, cuda_bf16.h,
+// cuda_fp8.h, cooperative_groups.h (and cooperative_groups/*), mma.h, cuda/pipeline,
+// cuda/barrier, cuda/ptx, cuda/atomic, cuda/std/* (libcu++), cub/*. The delimiter does not matter
+// ("kjudge/device.cuh" and <kjudge/device.cuh> alike); `..` in a path never passes.
+bool include_allowed(std::string_view header);
+// The allow-list as text, for messages: "kjudge/device.cuh, cuda_fp16.h, ..., cub/...".
+std::string allowed_includes_text();
+// Throws CompileError naming the first #include off the allow-list, with its line. Computed
+// includes (#include MACRO), #include_next, #import and the %: digraph are covered too.
+// compile_module calls it; it is public so that validate can report it early.
+void check_includes(std::string_view source, std::string_view file_name);
+
+// Options kjudge sets itself or never passes (architecture, include paths, -std, -rdc, options
+// that read or write files): a problem's allowed_options must not list them.
+bool nvrtc_option_reserved(std::string_view option);
+
+// The pinned toolkit include folders: `include` of the toolkit that holds the NVRTC library in
+// use (found with dladdr), else of $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, the first that has
+// cuda_fp16.h; then its `cccl` subfolder where present (CUDA 13 moved CUB and libcu++ there).
+// Empty when none is found.
+std::vector<std::filesystem::path> toolkit_include_dirs();
+
+// Compile `source` (shown as `file_name` in messages) for the given name expressions: one
+// NVRTC compile gives the CUBIN and the PTX; the same inputs give the same bytes in every
+// process. check_includes runs first. With a cache_dir, a verified entry is returned instead
+// (from_cache); failed compiles are not cached. Throws CompileError (the source's fault: a
+// syntax error, a kernel that is not defined or not __global__, an include off the list, an
+// invalid option of the caller's) or InternalError (NVRTC itself failed, an unsupported arch,
+// no toolkit headers, a reserved option in `options`).
+CompiledModule compile_module(std::string_view source, std::string_view file_name,
+                              const std::vector<std::string>& name_expressions,
+                              const CompileOptions& options);
+
+// Split a demangled signature "void k<4>(float const*, int)" into its parameter types.
+std::vector<std::string> demangled_param_types(std::string_view demangled);
+
+// "13.0" style version of the NVRTC library in use.
+std::string nvrtc_version();
+
+} // namespace kj

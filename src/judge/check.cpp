@@ -1,0 +1,358 @@
+// kj::check: the verdict of a candidate over a problem's cases (DESIGN.md "The path of a
+// verdict"). Per case the oracle makes the inputs, golden and reference; the candidate runs
+// twice in its worker, with two different poisons and red-zone bytes; then the oracle judges,
+// in DESIGN.md's precedence: crash > timeout > oob_write > input_modified > unwritten_output >
+// nonfinite > nondeterministic > mismatch. Everything that can go wrong ends in the verdict
+// (FAIL for the candidate's faults, ERROR for the problem's and kjudge's), never in an
+// exception; a machine without a usable GPU gets a SKIP verdict.
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "judge/findings.hpp"
+#include "judge/limits.hpp"
+#include "judge/oracle.hpp"
+#include "judge/runner.hpp"
+#include "kjudge/compare.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/judge.hpp"
+#include "kjudge/nvrtc.hpp"
+
+namespace kj {
+
+namespace fs = std::filesystem;
+using namespace kj::judge;
+
+namespace {
+
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  KJ_EXPECTS(EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr) == 1,
+             "SHA-256");
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+// A word a POSIX shell reads back unchanged.
+std::string shell_quote(const std::string& s) {
+  const bool plain =
+      !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+                                        "OPQRSTUVWXYZ0123456789_./:=+-,@%~") == std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (const char ch : s)
+    out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// The case's reason and message from its own and its outputs' (Verdict::finalize's rule), so
+// the on_case callback sees the case as the verdict will.
+void settle(CaseFinding& c) {
+  for (const auto& out : c.outputs) {
+    const Reason worse = worse_reason(c.reason, out.reason);
+    if (worse != c.reason) {
+      c.reason = worse;
+      c.message = out.output.empty() ? out.message : out.output + ": " + out.message;
+    }
+  }
+}
+
+bool did_not_run(Reason r) {
+  return r == Reason::crash || r == Reason::timeout || r == Reason::launch_error ||
+         r == Reason::internal;
+}
+
+struct Judge {
+  const Problem& problem;
+  const CheckOptions& options;
+  Oracle& oracle;
+  KernelRunner& candidate;
+  KernelRunner* against = nullptr;
+  bool poison = true, rerun = true;
+  bool stop = false; // an ERROR, or a worker that cannot be replaced
+
+  CaseFinding judge(const Case& c);
+};
+
+CaseFinding Judge::judge(const Case& c) {
+  CaseFinding f;
+  f.case_id = c.id;
+  f.case_class = c.case_class();
+  f.hidden = c.shapes.hidden;
+  auto error = [&](Reason reason, std::string message) {
+    f.reason = reason;
+    f.message = std::move(message);
+    stop = true;
+    return f;
+  };
+
+  CaseData data;
+  try {
+    data = oracle.prepare(c);
+  } catch (const SpecError& e) {
+    return error(Reason::spec_error, e.what());
+  }
+
+  std::vector<HostTensor> old_outputs;
+  if (against) {
+    RunOutcome old = against->run(c, data, 0);
+    if (old.reason != Reason::none)
+      return error(Reason::spec_error, fmt::format("the --against kernel fails on this case: "
+                                                   "{}: {}",
+                                                   reason_name(old.reason), old.message));
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      if (!old.poisoned[o]) continue;
+      const Unwritten u =
+          find_unwritten(old.outputs[o], poison_pattern(0, problem.outputs[o].dtype), nullptr, 0);
+      if (u.count > 0)
+        return error(Reason::spec_error,
+                     fmt::format("the --against kernel leaves {} elements of '{}' unwritten",
+                                 u.count, problem.outputs[o].name));
+    }
+    old_outputs = std::move(old.outputs);
+  }
+
+  const int runs = rerun ? 2 : 1;
+  std::vector<RunOutcome> done;
+  for (int run = 0; run < runs; ++run) {
+    RunOutcome r = candidate.run(c, data, run);
+    const std::string prefix = runs > 1 ? fmt::format("run {} of {}: ", run + 1, runs) : "";
+    if (did_not_run(r.reason)) {
+      f.reason = r.reason;
+      f.message = prefix + r.message;
+      if (r.reason == Reason::internal) stop = true;
+      if ((r.reason == Reason::crash || r.reason == Reason::timeout) && !candidate.restartable())
+        stop = true;
+      break;
+    }
+    if (r.reason != Reason::none && worse_reason(f.reason, r.reason) == r.reason &&
+        f.reason != r.reason) {
+      f.reason = r.reason;
+      f.message = prefix + r.message;
+    }
+    done.push_back(std::move(r));
+    // Once memory was damaged the second run cannot change the reason (only a crash ranks
+    // higher, and the case already fails).
+    if (f.reason != Reason::none) break;
+  }
+  if (done.empty()) return f;
+
+  const RunOutcome& first = done.front();
+  const RunOutcome* second = done.size() > 1 ? &done[1] : nullptr;
+  try {
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      const OutputSpec& spec = problem.outputs[o];
+      const Shape& shape = data.output_shapes[o];
+      const HostTensor& a = first.outputs[o];
+      const HostTensor* b = second ? &second->outputs[o] : nullptr;
+      if (poison && first.poisoned[o]) {
+        const Unwritten u =
+            find_unwritten(a, poison_pattern(0, spec.dtype), b, poison_pattern(1, spec.dtype));
+        if (u.count > 0) {
+          f.outputs.push_back(unwritten_finding(spec, shape, u, a,
+                                                data.golden.empty() ? nullptr : &data.golden[o]));
+          continue;
+        }
+      }
+      CompareInputs in;
+      in.spec = &spec;
+      in.actual = &a;
+      if (against) {
+        in.reference = &old_outputs[o];
+        in.tier = Tier::exact;
+      } else {
+        in.golden = &data.golden[o];
+        in.reference = &data.reference[o];
+        in.tier = problem.tier;
+      }
+      in.nan = problem.nan;
+      in.signed_zero_strict = problem.signed_zero_strict;
+      in.nan_in_inputs = data.nan_in_inputs;
+      OutputFinding judged = compare_output(in);
+      if (b) {
+        const Differences d = find_differences(a, *b);
+        if (d.count > 0 && !problem.allow_nondeterministic) {
+          // nonfinite outranks nondeterministic; mismatch does not.
+          if (judged.reason != Reason::nonfinite)
+            judged = nondeterministic_finding(spec, shape, d, a, *b);
+        } else if (d.count > 0) {
+          // Nondeterminism allowed: both runs must pass on their own.
+          in.actual = b;
+          OutputFinding again = compare_output(in);
+          if (worse_reason(judged.reason, again.reason) != judged.reason) judged = again;
+        }
+      }
+      f.outputs.push_back(std::move(judged));
+    }
+  } catch (const SpecError& e) {
+    return error(Reason::spec_error, e.what());
+  }
+  return f;
+}
+
+std::string driver_version_text(int v) {
+  if (v <= 0) return "";
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
+
+} // namespace
+
+fs::path find_kjudge_include(const fs::path& self_exe) {
+  auto holds = [](const fs::path& dir) {
+    std::error_code ec;
+    return !dir.empty() && fs::exists(dir / "kjudge" / "device.cuh", ec);
+  };
+  if (const char* env = std::getenv("KJUDGE_INCLUDE"); env != nullptr && *env != '\0')
+    if (holds(env)) return fs::path(env);
+  if (!self_exe.empty()) {
+    const fs::path dir = self_exe.parent_path();
+    for (const fs::path& p : {dir / ".." / "include", dir / ".." / ".." / "include",
+                              dir / ".." / "share" / "kjudge" / "include"})
+      if (holds(p)) return p.lexically_normal();
+  }
+  // The source tree this file was compiled from: src/judge/check.cpp -> include/.
+  const fs::path source_tree = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  if (holds(source_tree / "include")) return source_tree / "include";
+  return {};
+}
+
+Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options) {
+  Verdict v;
+  v.manifest.problem = problem.name;
+  v.manifest.problem_hash = problem.hash;
+  v.manifest.candidate = candidate.path.string();
+  v.manifest.candidate_hash = sha256_hex(candidate.source.text);
+  v.manifest.backend = "cuda";
+  v.manifest.trust = "device";
+
+  auto finish = [&]() {
+    v.finalize();
+    if (v.first_failing_case) {
+      v.replay_command =
+          fmt::format("kjudge check {} --candidate {} --case {}", shell_quote(problem.dir.string()),
+                      shell_quote(candidate.path.string()), shell_quote(*v.first_failing_case));
+      if (options.against)
+        v.replay_command += " --against " + shell_quote(options.against->string());
+    }
+    return v;
+  };
+  auto fail_early = [&](Reason reason, std::string message) {
+    v.reason = reason;
+    v.message = std::move(message);
+    if (reason == Reason::compile_error) v.compiled = false;
+    return finish();
+  };
+
+  std::string why;
+  if (!cuda_available(&why)) {
+    v.skips.push_back(fmt::format("SKIP(no usable GPU: {}) check {} of {}", why, problem.name,
+                                  candidate.path.filename().string()));
+    return finish(); // no cases and no reason: SKIP
+  }
+
+  try {
+    v.manifest.nvrtc_version = nvrtc_version();
+    const CasePlan plan = enumerate_cases(problem, options.cases);
+    std::vector<const Case*> cases;
+    if (options.only_case) {
+      cases.push_back(&find_case(plan, problem, *options.only_case));
+    } else {
+      for (const Case& c : plan.cases)
+        cases.push_back(&c);
+      for (const CaseSkip& s : plan.skipped)
+        v.skips.push_back(fmt::format("SKIP({}) {}", s.why, s.what));
+    }
+    const std::set<std::string> unknown = unknown_defences(
+        parse_disabled(std::getenv("KJ_TEST_DISABLE") ? std::getenv("KJ_TEST_DISABLE") : ""));
+    if (!unknown.empty())
+      return fail_early(Reason::internal,
+                        fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: "
+                                    "isolation, redzone, poison, input_hash, rerun)",
+                                    *unknown.begin()));
+
+    const fs::path include = options.kjudge_include.empty() ? find_kjudge_include(options.self_exe)
+                                                            : options.kjudge_include;
+    if (include.empty())
+      return fail_early(Reason::internal, "cannot find kjudge/device.cuh: set KJUDGE_INCLUDE to "
+                                          "the folder that holds kjudge/");
+    const CudaContext context(options.device);
+    const DeviceInfo& dev = context.info();
+    v.manifest.gpu = dev.name;
+    v.manifest.driver_version = driver_version_text(dev.driver_version);
+    if (dev.clock_khz > 0) v.manifest.clocks = fmt::format("{} MHz", dev.clock_khz / 1000);
+
+    CompileOptions compile;
+    compile.arch = dev.cc_major * 10 + dev.cc_minor;
+    compile.kjudge_include = include;
+    compile.cache_dir = options.cache_dir;
+    Oracle oracle(problem, context, compile, !options.against.has_value());
+    oracle.keep_device_results(defence_disabled("isolation"));
+
+    RunnerOptions ro;
+    ro.self_exe = options.self_exe;
+    ro.device = options.device;
+    ro.in_process = defence_disabled("isolation");
+    ro.startup_s = options.startup_deadline_s;
+    ro.compile_s = options.compile_deadline_s;
+    ro.deadline_factor = options.deadline_factor;
+    ro.deadline_min_s = options.deadline_min_s;
+    ro.cache_dir = options.cache_dir.string();
+    ro.kjudge_include = include.string();
+    ro.redzone = !defence_disabled("redzone");
+    ro.poison = !defence_disabled("poison");
+    ro.input_hash = !defence_disabled("input_hash");
+    if (!ro.in_process && ro.self_exe.empty())
+      return fail_early(Reason::internal, "CheckOptions::self_exe is empty: no worker to start");
+
+    KernelRunner runner("candidate", candidate, problem, oracle, ro);
+    if (auto failed = runner.start()) return fail_early(failed->reason, failed->message);
+
+    std::optional<Candidate> old;
+    std::unique_ptr<KernelRunner> old_runner;
+    if (options.against) {
+      try {
+        old = load_candidate(*options.against, problem);
+      } catch (const SpecError& e) {
+        return fail_early(Reason::spec_error, fmt::format("--against: {}", e.what()));
+      }
+      // The old kernel is as untrusted as the candidate: it gets its own worker and defences.
+      old_runner = std::make_unique<KernelRunner>("--against kernel", *old, problem, oracle, ro);
+      if (auto failed = old_runner->start())
+        return fail_early(
+            Reason::spec_error,
+            fmt::format("the --against kernel {}: {}",
+                        failed->reason == Reason::compile_error ? "does not compile" : "cannot run",
+                        failed->message));
+    }
+
+    Judge judge{problem, options, oracle, runner, old_runner.get()};
+    judge.poison = ro.poison;
+    judge.rerun = !defence_disabled("rerun");
+    for (const Case* c : cases) {
+      CaseFinding finding = judge.judge(*c);
+      settle(finding);
+      if (options.on_case) options.on_case(finding);
+      const bool failed = !finding.pass();
+      v.cases.push_back(std::move(finding));
+      if (judge.stop || (failed && options.fail_fast)) break;
+    }
+  } catch (const SpecError& e) {
+    return fail_early(Reason::spec_error, e.what());
+  } catch (const CudaError& e) {
+    return fail_early(Reason::internal, fmt::format("CUDA in the oracle: {}", e.what()));
+  } catch (const std::exception& e) {
+    return fail_early(Reason::internal, e.what());
+  }
+  return finish();
+}
+
+} // namespace kj

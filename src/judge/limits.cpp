@@ -1,0 +1,73 @@
+// The judge's constants and test switches (limits.hpp).
+#include "judge/limits.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "kjudge/judge.hpp"
+
+namespace kj::judge {
+
+std::uint8_t redzone_byte(int run) {
+  return run == 0 ? 0xA5 : 0x5A;
+}
+
+std::uint32_t poison_pattern(int run, DType dtype) {
+  if (run == 0) return 0xFFFFFFFFu;
+  return dtype_size(dtype) == 1 ? 0x7F7F7F7Fu : 0x7FFF7FFFu;
+}
+
+bool holds_pattern(const HostTensor& t, std::int64_t i, std::uint32_t pattern) {
+  const std::size_t size = dtype_size(t.dtype());
+  const std::size_t offset = static_cast<std::size_t>(i) * size;
+  const auto bytes = t.bytes();
+  for (std::size_t j = 0; j < size; ++j) {
+    const auto expected = static_cast<std::byte>((pattern >> (8 * ((offset + j) % 4))) & 0xFFu);
+    if (bytes[offset + j] != expected) return false;
+  }
+  return true;
+}
+
+double run_deadline_s(double reference_s, double factor, double min_s, std::uint64_t bytes) {
+  const double launches = std::max(factor * std::max(reference_s, 0.0), min_s);
+  return launches + 1.0 + static_cast<double>(bytes) / 1e9;
+}
+
+std::set<std::string> parse_disabled(std::string_view value) {
+  std::set<std::string> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t end = value.find(',', start);
+    if (end == std::string_view::npos) end = value.size();
+    std::string_view item = value.substr(start, end - start);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+      item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t'))
+      item.remove_suffix(1);
+    if (!item.empty()) out.emplace(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::set<std::string> unknown_defences(const std::set<std::string>& names) {
+  std::set<std::string> out;
+  for (const auto& n : names)
+    if (std::find(std::begin(kDefences), std::end(kDefences), n) == std::end(kDefences))
+      out.insert(n);
+  return out;
+}
+
+} // namespace kj::judge
+
+namespace kj {
+
+bool defence_disabled(std::string_view name) {
+  // Read on every call (cheap next to a case), so a test may set the variable at run time.
+  const char* value = std::getenv("KJ_TEST_DISABLE");
+  if (value == nullptr) return false;
+  return judge::parse_disabled(value).count(std::string(name)) > 0;
+}
+
+} // namespace kj

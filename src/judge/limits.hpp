@@ -1,0 +1,51 @@
+// The judge's constants and the small rules built on them: the deadline of a run, the poison
+// patterns of the two runs of a case, the red zones, and the test switches that turn defences
+// off. Kept apart from the oracle so the unit tests pin each rule without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "kjudge/tensor.hpp"
+
+namespace kj::judge {
+
+// Red zone before and after every worker buffer. A multiple of 256 keeps the tensor at the
+// alignment cuMemAlloc gives; 64 KiB catches a whole row written past the end of a matrix with
+// rows of up to 16K floats.
+inline constexpr std::uint64_t kRedzoneBytes = 64 * 1024;
+// The red zones' byte per run: a stray write that happens to store one of them in one run will
+// not in the other.
+std::uint8_t redzone_byte(int run);
+
+// The poison of output and scratch buffers in run 0 and run 1 of a case, as a 32-bit word
+// repeated from the buffer start. Both are NaN in every float dtype (so a poisoned element left
+// unwritten fails the non-finite rules even when only one run happens), and the element values
+// of the two differ for every dtype (0xFF.. vs 0x7F.. per byte; 0xFFFF vs 0x7FFF per 16 bits;
+// ...), so an element equal to its run's poison in both runs was never written: a kernel that
+// writes it writes the same value both times.
+//   run 0: 0xFFFFFFFF    run 1: 0x7F7F7F7F for 1-byte dtypes, 0x7FFF7FFF otherwise
+std::uint32_t poison_pattern(int run, DType dtype);
+
+// Whether the element at flat index `i` of a tensor holds the poison `pattern` (element bytes
+// compared with the pattern's bytes at the element's offset).
+bool holds_pattern(const HostTensor& t, std::int64_t i, std::uint32_t pattern);
+
+// The watchdog deadline of one run request, in seconds: max(factor x the reference's time on
+// the case, min_s), plus an allowance for what the worker does around the launches (copying the
+// inputs in, filling outputs and red zones, exporting handles): 1 s + 1 s per GB moved, a
+// pessimistic device bandwidth, so a big case does not time out on its copies.
+double run_deadline_s(double reference_s, double factor, double min_s, std::uint64_t bytes);
+
+// The defence names KJ_TEST_DISABLE may hold.
+inline constexpr std::string_view kDefences[] = {"isolation", "redzone", "poison", "input_hash",
+                                                 "rerun"};
+// "poison, redzone" -> {"poison", "redzone"}: comma-separated, blanks trimmed, empty items
+// ignored. Unknown names are kept (defence_disabled never matches them) and reported by
+// unknown_defences, so a typo cannot silently leave a test's defence on.
+std::set<std::string> parse_disabled(std::string_view value);
+std::set<std::string> unknown_defences(const std::set<std::string>& names);
+
+} // namespace kj::judge

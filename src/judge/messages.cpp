@@ -1,0 +1,324 @@
+// JSON forms of the protocol messages (messages.hpp). Reading is strict: a missing or mistyped
+// field is a std::invalid_argument naming it, because both ends are kjudge and a mismatch means
+// a bug (or a worker whose memory was tampered with), never something to paper over.
+#include "judge/messages.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "judge/protocol.hpp"
+
+namespace kj::judge {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(std::string_view what) {
+  throw std::invalid_argument(fmt::format("malformed protocol message: {}", what));
+}
+
+const json& field(const json& j, const char* name) {
+  if (!j.is_object()) bad(fmt::format("expected an object holding '{}'", name));
+  const auto it = j.find(name);
+  if (it == j.end()) bad(fmt::format("missing field '{}'", name));
+  return *it;
+}
+
+std::string get_string(const json& j, const char* name) {
+  const json& v = field(j, name);
+  if (!v.is_string()) bad(fmt::format("field '{}' is not a string", name));
+  return v.get<std::string>();
+}
+
+std::uint64_t get_u64(const json& j, const char* name) {
+  const json& v = field(j, name);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+    bad(fmt::format("field '{}' is not a non-negative integer", name));
+  return v.get<std::uint64_t>();
+}
+
+unsigned get_unsigned(const json& j, const char* name) {
+  const std::uint64_t v = get_u64(j, name);
+  if (v > 0xFFFFFFFFu) bad(fmt::format("field '{}' exceeds 32 bits", name));
+  return static_cast<unsigned>(v);
+}
+
+int get_int(const json& j, const char* name) {
+  const json& v = field(j, name);
+  if (!v.is_number_integer()) bad(fmt::format("field '{}' is not an integer", name));
+  return v.get<int>();
+}
+
+bool get_bool(const json& j, const char* name) {
+  const json& v = field(j, name);
+  if (!v.is_boolean()) bad(fmt::format("field '{}' is not a boolean", name));
+  return v.get<bool>();
+}
+
+const json& get_array(const json& j, const char* name) {
+  const json& v = field(j, name);
+  if (!v.is_array()) bad(fmt::format("field '{}' is not an array", name));
+  return v;
+}
+
+std::vector<std::string> get_strings(const json& j, const char* name) {
+  std::vector<std::string> out;
+  for (const json& v : get_array(j, name)) {
+    if (!v.is_string()) bad(fmt::format("an element of '{}' is not a string", name));
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::array<unsigned, 3> get_dim3(const json& j, const char* name) {
+  const json& a = get_array(j, name);
+  if (a.size() != 3) bad(fmt::format("field '{}' does not hold 3 values", name));
+  std::array<unsigned, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!a[i].is_number_unsigned()) bad(fmt::format("field '{}' holds a non-count", name));
+    const auto v = a[i].get<std::uint64_t>();
+    if (v > 0xFFFFFFFFu) bad(fmt::format("field '{}' exceeds 32 bits", name));
+    out[i] = static_cast<unsigned>(v);
+  }
+  return out;
+}
+
+std::string_view fill_kind_name(Fill::Kind k) {
+  switch (k) {
+  case Fill::Kind::none:
+    return "none";
+  case Fill::Kind::zero:
+    return "zero";
+  case Fill::Kind::pattern:
+    return "pattern";
+  }
+  return "none";
+}
+
+} // namespace
+
+std::string_view role_name(BufferRole role) {
+  switch (role) {
+  case BufferRole::input:
+    return "input";
+  case BufferRole::output:
+    return "output";
+  case BufferRole::scratch:
+    return "scratch";
+  }
+  return "output";
+}
+
+BufferRole parse_role(std::string_view name) {
+  if (name == "input") return BufferRole::input;
+  if (name == "output") return BufferRole::output;
+  if (name == "scratch") return BufferRole::scratch;
+  bad(fmt::format("unknown buffer role '{}'", name));
+}
+
+json to_json(const LoadRequest& r) {
+  return {{"op", "load"},
+          {"source", r.source},
+          {"file_name", r.file_name},
+          {"expressions", r.expressions},
+          {"options", r.options},
+          {"cache_dir", r.cache_dir},
+          {"kjudge_include", r.kjudge_include}};
+}
+
+LoadRequest load_request_from_json(const json& j) {
+  LoadRequest r;
+  r.source = get_string(j, "source");
+  r.file_name = get_string(j, "file_name");
+  r.expressions = get_strings(j, "expressions");
+  r.options = get_strings(j, "options");
+  r.cache_dir = get_string(j, "cache_dir");
+  r.kjudge_include = get_string(j, "kjudge_include");
+  return r;
+}
+
+json to_json(const RunRequest& r) {
+  json buffers = json::array();
+  for (const auto& b : r.buffers) {
+    json o = {{"name", b.name}, {"role", role_name(b.role)}, {"bytes", b.bytes}};
+    if (b.role == BufferRole::input) {
+      o["ipc"] = b.source_ipc;
+      o["ptr"] = b.source_ptr;
+    } else {
+      o["fill"] = fill_kind_name(b.fill.kind);
+      o["pattern"] = b.fill.pattern;
+    }
+    buffers.push_back(std::move(o));
+  }
+  json launches = json::array();
+  for (const auto& l : r.launches) {
+    json args = json::array();
+    for (const auto& a : l.args) {
+      if (a.kind == ArgRequest::Kind::buffer)
+        args.push_back({{"buffer", a.buffer}});
+      else
+        args.push_back({{"value", to_hex(a.bytes)}});
+    }
+    launches.push_back({{"lowered", l.lowered},
+                        {"label", l.label},
+                        {"grid", l.dims.grid},
+                        {"block", l.dims.block},
+                        {"cluster", l.dims.cluster},
+                        {"shared", l.dims.shared_bytes},
+                        {"cooperative", l.dims.cooperative},
+                        {"args", std::move(args)}});
+  }
+  return {{"op", "run"},
+          {"case_id", r.case_id},
+          {"buffers", std::move(buffers)},
+          {"launches", std::move(launches)},
+          {"redzone_bytes", r.redzone_bytes},
+          {"redzone_byte", r.redzone_byte}};
+}
+
+RunRequest run_request_from_json(const json& j) {
+  RunRequest r;
+  r.case_id = get_string(j, "case_id");
+  for (const json& b : get_array(j, "buffers")) {
+    BufferRequest q;
+    q.name = get_string(b, "name");
+    q.role = parse_role(get_string(b, "role"));
+    q.bytes = get_u64(b, "bytes");
+    if (q.role == BufferRole::input) {
+      q.source_ipc = get_string(b, "ipc");
+      q.source_ptr = get_u64(b, "ptr");
+    } else {
+      const std::string kind = get_string(b, "fill");
+      if (kind == "none")
+        q.fill.kind = Fill::Kind::none;
+      else if (kind == "zero")
+        q.fill.kind = Fill::Kind::zero;
+      else if (kind == "pattern")
+        q.fill.kind = Fill::Kind::pattern;
+      else
+        bad(fmt::format("unknown fill '{}'", kind));
+      q.fill.pattern = get_unsigned(b, "pattern");
+    }
+    r.buffers.push_back(std::move(q));
+  }
+  for (const json& l : get_array(j, "launches")) {
+    LaunchRequest q;
+    q.lowered = get_string(l, "lowered");
+    q.label = get_string(l, "label");
+    q.dims.grid = get_dim3(l, "grid");
+    q.dims.block = get_dim3(l, "block");
+    q.dims.cluster = get_dim3(l, "cluster");
+    q.dims.shared_bytes = get_unsigned(l, "shared");
+    q.dims.cooperative = get_bool(l, "cooperative");
+    for (const json& a : get_array(l, "args")) {
+      ArgRequest arg;
+      if (a.is_object() && a.contains("buffer")) {
+        arg.kind = ArgRequest::Kind::buffer;
+        arg.buffer = get_string(a, "buffer");
+      } else {
+        arg.kind = ArgRequest::Kind::value;
+        try {
+          arg.bytes = from_hex(get_string(a, "value"));
+        } catch (const std::invalid_argument& e) {
+          bad(fmt::format("argument value: {}", e.what()));
+        }
+      }
+      q.args.push_back(std::move(arg));
+    }
+    r.launches.push_back(std::move(q));
+  }
+  r.redzone_bytes = get_u64(j, "redzone_bytes");
+  const std::uint64_t byte = get_u64(j, "redzone_byte");
+  if (byte > 255) bad("field 'redzone_byte' exceeds a byte");
+  r.redzone_byte = static_cast<std::uint8_t>(byte);
+  return r;
+}
+
+json to_json(const LoadReply& r) {
+  json kernels = json::array();
+  for (const auto& k : r.kernels)
+    kernels.push_back({{"expression", k.expression},
+                       {"lowered", k.lowered},
+                       {"demangled", k.demangled},
+                       {"param_types", k.param_types},
+                       {"param_sizes", k.param_sizes},
+                       {"registers", k.registers},
+                       {"static_shared", k.static_shared},
+                       {"local_bytes", k.local_bytes},
+                       {"max_threads", k.max_threads}});
+  return {
+      {"ok", true}, {"kernels", std::move(kernels)}, {"log", r.log}, {"from_cache", r.from_cache}};
+}
+
+LoadReply load_reply_from_json(const json& j) {
+  LoadReply r;
+  for (const json& k : get_array(j, "kernels")) {
+    KernelInfo info;
+    info.expression = get_string(k, "expression");
+    info.lowered = get_string(k, "lowered");
+    info.demangled = get_string(k, "demangled");
+    info.param_types = get_strings(k, "param_types");
+    for (const json& s : get_array(k, "param_sizes")) {
+      if (!s.is_number_unsigned()) bad("a parameter size is not a count");
+      info.param_sizes.push_back(s.get<std::size_t>());
+    }
+    info.registers = get_int(k, "registers");
+    info.static_shared = get_int(k, "static_shared");
+    info.local_bytes = get_int(k, "local_bytes");
+    info.max_threads = get_int(k, "max_threads");
+    r.kernels.push_back(std::move(info));
+  }
+  r.log = get_string(j, "log");
+  r.from_cache = get_bool(j, "from_cache");
+  return r;
+}
+
+json to_json(const RunReply& r) {
+  json buffers = json::array();
+  for (const auto& b : r.buffers)
+    buffers.push_back({{"name", b.name},
+                       {"ipc", b.ipc},
+                       {"ptr", b.ptr},
+                       {"redzone_bytes", b.redzone_bytes},
+                       {"bytes", b.bytes}});
+  return {{"ok", true}, {"buffers", std::move(buffers)}, {"elapsed_ms", r.elapsed_ms}};
+}
+
+RunReply run_reply_from_json(const json& j) {
+  RunReply r;
+  for (const json& b : get_array(j, "buffers")) {
+    BufferHandle h;
+    h.name = get_string(b, "name");
+    h.ipc = get_string(b, "ipc");
+    h.ptr = get_u64(b, "ptr");
+    h.redzone_bytes = get_u64(b, "redzone_bytes");
+    h.bytes = get_u64(b, "bytes");
+    r.buffers.push_back(std::move(h));
+  }
+  const json& ms = field(j, "elapsed_ms");
+  if (!ms.is_number()) bad("field 'elapsed_ms' is not a number");
+  r.elapsed_ms = ms.get<double>();
+  return r;
+}
+
+json to_json(const ErrorReply& r) {
+  json j = {{"error", r.error}, {"message", r.message}};
+  if (!r.log.empty()) j["log"] = r.log;
+  if (!r.buffer.empty()) j["buffer"] = r.buffer;
+  return j;
+}
+
+std::optional<ErrorReply> error_reply_from_json(const json& j) {
+  if (!j.is_object() || !j.contains("error")) return std::nullopt;
+  ErrorReply r;
+  r.error = get_string(j, "error");
+  r.message = j.contains("message") && j["message"].is_string() ? j["message"].get<std::string>()
+                                                                : std::string();
+  if (j.contains("log") && j["log"].is_string()) r.log = j["log"].get<std::string>();
+  if (j.contains("buffer") && j["buffer"].is_string()) r.buffer = j["buffer"].get<std::string>();
+  return r;
+}
+
+} // namespace kj::judge

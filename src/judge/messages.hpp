@@ -1,0 +1,130 @@
+// The messages of the oracle/worker protocol as C++ values, with their JSON forms. The oracle
+// builds every request (it alone knows the problem); the worker only allocates, copies, fills,
+// launches and hands back handles, so its replies carry no judgement the oracle would have to
+// trust. Message list (docs/cli.md "kjudge check" has the prose version):
+//
+//   worker -> oracle, once at start   {"ready": true, "pid", "device", "cc"}
+//                                     or {"error": "internal", "message"} and exit
+//   {"op": "load", ...LoadRequest}    -> {"ok": true, "kernels": [...], "log", "from_cache"}
+//                                        or {"error": "compile_error", "message", "log"}
+//   {"op": "run", ...RunRequest}      -> {"ok": true, "buffers": [...], "elapsed_ms"}
+//                                        or {"error": "launch_error" | "crash" |
+//                                            "out_of_memory" | "internal", "message", ...}
+//   {"op": "release"}                 -> {"ok": true} (buffers of the last run freed)
+//   {"op": "exit"}                    -> the worker exits 0 without replying
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kjudge/cuda.hpp"
+
+namespace kj::judge {
+
+enum class BufferRole { input, output, scratch };
+std::string_view role_name(BufferRole role);
+BufferRole parse_role(std::string_view name); // throws std::invalid_argument
+
+// How the worker initialises an output or scratch buffer before the launches.
+struct Fill {
+  enum class Kind { none, zero, pattern };
+  Kind kind = Kind::none;
+  std::uint32_t pattern = 0; // repeated 32-bit word, little-endian in memory
+};
+
+struct BufferRequest {
+  std::string name;
+  BufferRole role = BufferRole::output;
+  std::uint64_t bytes = 0;
+  // Inputs: where the worker copies its own input from. A CUDA IPC handle (hex) of the
+  // oracle's staging copy, or, only when the worker runs inside the oracle (the isolation test
+  // switch), a device pointer of the same context.
+  std::string source_ipc;
+  std::uint64_t source_ptr = 0;
+  Fill fill; // outputs and scratch
+};
+
+struct ArgRequest {
+  enum class Kind { buffer, value };
+  Kind kind = Kind::value;
+  std::string buffer;           // Kind::buffer: the name of a BufferRequest
+  std::vector<std::byte> bytes; // Kind::value: the parameter's bytes, exactly its size
+};
+
+struct LaunchRequest {
+  std::string lowered; // the kernel's mangled name in the loaded module
+  std::string label;   // "launch[1] 'finish' (i = 3)", for messages
+  LaunchDims dims;
+  std::vector<ArgRequest> args;
+};
+
+struct RunRequest {
+  std::string case_id;
+  std::vector<BufferRequest> buffers;
+  std::vector<LaunchRequest> launches;
+  std::uint64_t redzone_bytes = 0; // before and after every buffer
+  std::uint8_t redzone_byte = 0;   // the red zones' fill
+};
+
+struct BufferHandle {
+  std::string name;
+  std::string ipc;       // hex CUDA IPC handle of the whole allocation (red zones included)
+  std::uint64_t ptr = 0; // in-process worker only: the allocation's device pointer
+  std::uint64_t redzone_bytes = 0;
+  std::uint64_t bytes = 0; // the inner size, as requested
+};
+
+struct RunReply {
+  std::vector<BufferHandle> buffers;
+  double elapsed_ms = 0; // host wall time of the launches and the synchronisation
+};
+
+struct LoadRequest {
+  std::string source;
+  std::string file_name;
+  std::vector<std::string> expressions;
+  std::vector<std::string> options;
+  std::string cache_dir;      // empty: no cache
+  std::string kjudge_include; // folder holding kjudge/device.cuh; empty: the default
+};
+
+struct KernelInfo {
+  std::string expression, lowered, demangled;
+  std::vector<std::string> param_types; // from the demangled name; empty for extern "C"
+  std::vector<std::size_t> param_sizes; // cuFuncGetParamInfo; empty when unavailable
+  int registers = 0, static_shared = 0, local_bytes = 0, max_threads = 0;
+};
+
+struct LoadReply {
+  std::vector<KernelInfo> kernels; // one per expression, same order
+  std::string log;
+  bool from_cache = false;
+};
+
+// A failure reply: the worker's reading of what happened, mapped to a verdict by the oracle.
+struct ErrorReply {
+  std::string error; // "compile_error", "launch_error", "crash", "out_of_memory", "internal"
+  std::string message;
+  std::string log;    // compile_error: NVRTC's log
+  std::string buffer; // out_of_memory: the buffer that did not fit
+};
+
+nlohmann::json to_json(const LoadRequest& r);
+nlohmann::json to_json(const RunRequest& r);
+nlohmann::json to_json(const LoadReply& r);
+nlohmann::json to_json(const RunReply& r);
+nlohmann::json to_json(const ErrorReply& r);
+
+// The inverses; they throw std::invalid_argument naming the field on a malformed message.
+LoadRequest load_request_from_json(const nlohmann::json& j);
+RunRequest run_request_from_json(const nlohmann::json& j);
+LoadReply load_reply_from_json(const nlohmann::json& j);
+RunReply run_reply_from_json(const nlohmann::json& j);
+// nullopt when `j` is not an error reply ({"error": ...}).
+std::optional<ErrorReply> error_reply_from_json(const nlohmann::json& j);
+
+} // namespace kj::judge

@@ -1,0 +1,388 @@
+// The oracle (oracle.hpp): reference and golden compiled in this process, and per case the
+// master inputs, the golden's and the reference's outputs. The reference and the golden work on
+// private copies of the master (widened to f64 for the golden's float tensors), so even a
+// reference that writes its inputs cannot change what the candidate is given; such a reference,
+// one that leaves poison in an output, or one that crashes, is reported as the problem's fault.
+#include "judge/oracle.hpp"
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "judge/findings.hpp"
+#include "judge/limits.hpp"
+#include "judge/worker_session.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/inputs.hpp"
+#include "kjudge/lex.hpp"
+
+namespace kj::judge {
+
+struct Oracle::Module {
+  std::unique_ptr<CudaLibrary> library;
+  std::map<std::string, CUfunction> functions; // by lowered name
+  std::map<std::string, PlanKernel> kernels;   // by expression
+};
+
+namespace {
+
+Location file_location(const std::filesystem::path& path) {
+  return Location{path.filename().string(), "", 0, 0};
+}
+
+// Whether `kernel` (a launch's name without template arguments) is a one-parameter template in
+// `source`, which the reference may launch bare ("softmax_ref" for "softmax_ref<T>").
+bool bare_one_parameter_template(std::string_view source, std::string_view kernel) {
+  if (kernel.find('<') != std::string_view::npos) return false;
+  const auto colons = kernel.rfind("::");
+  const std::string_view name =
+      colons == std::string_view::npos ? kernel : kernel.substr(colons + 2);
+  const lex::LexResult lexed = lex::tokenize(source);
+  for (const lex::Function& f : lex::find_functions(source, lexed))
+    if (f.kind == lex::FunctionKind::global && f.name == name)
+      return f.is_template && f.template_params.size() == 1;
+  return false;
+}
+
+std::vector<LaunchSpec> instantiate(const KernelSource& src, std::string_view type) {
+  std::vector<LaunchSpec> out = src.launches;
+  for (LaunchSpec& l : out)
+    l.kernel = instantiate_kernel(l.kernel, type,
+                                  bare_one_parameter_template(src.text, l.kernel_base_name()));
+  return out;
+}
+
+PlanContext plan_context(const Problem& problem, const std::string& owner, bool golden,
+                         const DeviceInfo& device) {
+  PlanContext ctx;
+  ctx.owner = owner;
+  for (const auto& in : problem.inputs)
+    ctx.tensors.push_back({in.name, golden && is_float(in.dtype) ? DType::f64 : in.dtype});
+  for (const auto& out : problem.outputs)
+    ctx.tensors.push_back({out.name, golden && is_float(out.dtype) ? DType::f64 : out.dtype});
+  ctx.scalars = problem.scalars;
+  ctx.device = device;
+  return ctx;
+}
+
+std::string first_lines(const std::string& text, int lines) {
+  std::size_t pos = 0;
+  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+std::size_t bytes_of(DType dtype, const Shape& shape) {
+  return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
+}
+
+} // namespace
+
+std::uint64_t CaseData::input_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& b : master)
+    n += b.bytes();
+  return n;
+}
+
+std::uint64_t CaseData::output_bytes(const Problem& problem) const {
+  std::uint64_t n = 0;
+  for (std::size_t o = 0; o < problem.outputs.size() && o < output_shapes.size(); ++o)
+    n += bytes_of(problem.outputs[o].dtype, output_shapes[o]);
+  return n;
+}
+
+std::vector<std::string> distinct_expressions(const std::vector<LaunchSpec>& launches,
+                                              std::vector<std::size_t>& index_of_launch) {
+  std::vector<std::string> out;
+  index_of_launch.clear();
+  for (const LaunchSpec& l : launches) {
+    auto it = std::find(out.begin(), out.end(), l.kernel);
+    if (it == out.end()) {
+      out.push_back(l.kernel);
+      it = out.end() - 1;
+    }
+    index_of_launch.push_back(static_cast<std::size_t>(it - out.begin()));
+  }
+  return out;
+}
+
+DType problem_float_dtype(const Problem& problem) {
+  for (const auto& in : problem.inputs)
+    if (is_float(in.dtype)) return in.dtype;
+  for (const auto& out : problem.outputs)
+    if (is_float(out.dtype)) return out.dtype;
+  return DType::f32;
+}
+
+Oracle::Oracle(const Problem& problem, const CudaContext& context, const CompileOptions& compile,
+               bool need_golden)
+    : problem_(problem), context_(context), need_golden_(need_golden) {
+  builtins_ = std::make_unique<BuiltinKernels>(compile);
+
+  const std::string float_type(dtype_cxx_name(problem_float_dtype(problem)));
+  reference_.launches = instantiate(problem.reference, float_type);
+  reference_.context = plan_context(problem, "reference", false, context.info());
+  const KernelSource& golden_src = problem.golden ? *problem.golden : problem.reference;
+  if (need_golden) {
+    golden_.launches = instantiate(golden_src, "double");
+    golden_.context = plan_context(problem, "golden", true, context.info());
+  }
+
+  auto compile_into = [&](const KernelSource& src, const std::vector<std::string>& expressions,
+                          const std::string& role) {
+    auto module = std::make_unique<Module>();
+    CompiledModule compiled;
+    try {
+      compiled = compile_module(src.text, src.path.filename().string(), expressions, compile);
+    } catch (const CompileError& e) {
+      throw SpecError(file_location(src.path), fmt::format("the {} does not compile: {}\n{}", role,
+                                                           e.what(), first_lines(e.log(), 20)));
+    }
+    try {
+      module->library = std::make_unique<CudaLibrary>(compiled.cubin);
+    } catch (const CudaError& e) {
+      throw SpecError(file_location(src.path),
+                      fmt::format("the {}'s compiled module does not load: {}", role, e.what()));
+    }
+    for (const KernelSymbol& k : compiled.kernels) {
+      const CUfunction f = module->library->function(k.lowered);
+      module->functions[k.lowered] = f;
+      const KernelAttributes a = kernel_attributes(f);
+      KernelInfo info;
+      info.expression = k.expression;
+      info.lowered = k.lowered;
+      info.demangled = k.demangled;
+      info.param_types = k.param_types;
+      info.param_sizes = a.param_sizes;
+      info.static_shared = a.static_shared;
+      info.max_threads = a.max_threads;
+      try {
+        module->kernels[k.expression] = plan_kernel(info, kernel_param_types(info, src.text));
+      } catch (const PlanError& e) {
+        throw SpecError(file_location(src.path), e.what());
+      }
+    }
+    return module;
+  };
+
+  auto expressions_of = [](const std::vector<LaunchSpec>& launches) {
+    std::vector<std::size_t> unused;
+    return distinct_expressions(launches, unused);
+  };
+  const bool shared_source = need_golden && golden_src.text == problem.reference.text &&
+                             golden_src.path == problem.reference.path;
+  std::vector<std::string> ref_expressions = expressions_of(reference_.launches);
+  if (shared_source) {
+    // One NVRTC run for both instantiations of the same template.
+    for (const auto& e : expressions_of(golden_.launches))
+      if (std::find(ref_expressions.begin(), ref_expressions.end(), e) == ref_expressions.end())
+        ref_expressions.push_back(e);
+  }
+  reference_module_ = compile_into(problem.reference, ref_expressions, "reference");
+  if (need_golden && !shared_source)
+    golden_module_ = compile_into(golden_src, expressions_of(golden_.launches), "golden");
+
+  auto bind = [&](CompiledPlan& plan, const Module& module, const KernelSource& src) {
+    for (const LaunchSpec& l : plan.launches) {
+      const auto it = module.kernels.find(l.kernel);
+      KJ_EXPECTS(it != module.kernels.end(), "every launch's expression was compiled");
+      plan.kernels.push_back(it->second);
+    }
+    for (const PlanKernel& k : plan.kernels)
+      plan.per_launch.push_back(&k);
+    try {
+      check_plan_types(plan.launches, plan.per_launch, plan.context);
+    } catch (const PlanError& e) {
+      throw SpecError(file_location(src.path), e.what());
+    }
+  };
+  bind(reference_, *reference_module_, problem.reference);
+  if (need_golden) bind(golden_, golden_module_ ? *golden_module_ : *reference_module_, golden_src);
+}
+
+Oracle::~Oracle() = default;
+
+void Oracle::run_plan(const CompiledPlan& plan, const Module& module, const CaseData& data,
+                      const std::vector<CUdeviceptr>& inputs,
+                      const std::vector<DeviceBuffer>& outputs, const std::string& role,
+                      const std::string& case_id) {
+  std::vector<LaunchRequest> launches;
+  try {
+    launches = marshal_launches(plan.launches, plan.per_launch, plan.context, data.env);
+  } catch (const PlanError& e) {
+    throw SpecError({}, fmt::format("case {}: {}", case_id, e.what()));
+  }
+  std::map<std::string, CUdeviceptr> pointers;
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i)
+    pointers[problem_.inputs[i].name] = inputs[i];
+  for (std::size_t o = 0; o < problem_.outputs.size(); ++o)
+    pointers[problem_.outputs[o].name] = outputs[o].ptr();
+  std::size_t failed = 0;
+  try {
+    launch_all(launches, module.functions, pointers, context_.stream(), &failed);
+    context_.synchronize();
+  } catch (const CudaError& e) {
+    const std::string where =
+        failed < launches.size() ? launches[failed].label : std::string("after its launches");
+    throw SpecError({},
+                    fmt::format("case {}: the {} fails at {}: {}{}", case_id, role, where, e.name(),
+                                e.sticky() ? " (the oracle's CUDA context is lost)" : ""));
+  }
+}
+
+void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& data, bool golden,
+                     const std::string& case_id) {
+  const CUstream stream = context_.stream();
+  const std::string role = golden ? "golden" : "reference";
+  const std::size_t n_in = problem_.inputs.size(), n_out = problem_.outputs.size();
+
+  // Private copies of the master, as this plan sees the inputs.
+  auto make_inputs = [&](std::vector<DeviceBuffer>& copies) {
+    copies.clear();
+    for (std::size_t i = 0; i < n_in; ++i) {
+      const InputSpec& in = problem_.inputs[i];
+      const std::int64_t numel = checked_numel(data.input_shapes[i]);
+      if (golden && is_float(in.dtype)) {
+        copies.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * 8, 1));
+        builtins_->widen_to_f64(copies.back().ptr(), data.master[i].ptr(), in.dtype, numel, stream);
+      } else {
+        const std::size_t bytes = bytes_of(in.dtype, data.input_shapes[i]);
+        copies.emplace_back(std::max<std::size_t>(bytes, 1));
+        copy_device(copies.back().ptr(), data.master[i].ptr(), bytes, stream);
+      }
+    }
+  };
+  std::vector<DeviceBuffer> inputs, pristine;
+  make_inputs(inputs);
+  make_inputs(pristine); // what `inputs` must still hold afterwards
+  std::vector<CUdeviceptr> input_ptrs;
+  for (const auto& b : inputs)
+    input_ptrs.push_back(b.ptr());
+
+  auto dtype_of = [&](std::size_t o) {
+    const DType d = problem_.outputs[o].dtype;
+    return golden && is_float(d) ? DType::f64 : d;
+  };
+  std::vector<DeviceBuffer> outputs;
+  for (std::size_t o = 0; o < n_out; ++o)
+    outputs.emplace_back(std::max<std::size_t>(bytes_of(dtype_of(o), data.output_shapes[o]), 1));
+  auto fill_outputs = [&](int run) {
+    for (std::size_t o = 0; o < n_out; ++o) {
+      const std::size_t bytes = bytes_of(dtype_of(o), data.output_shapes[o]);
+      if (problem_.outputs[o].init == InitRule::zero)
+        fill_bytes(outputs[o].ptr(), 0, bytes, stream);
+      else
+        builtins_->fill_pattern(outputs[o].ptr(), bytes, poison_pattern(run, dtype_of(o)), stream);
+    }
+  };
+  auto read_outputs = [&]() {
+    std::vector<HostTensor> host;
+    for (std::size_t o = 0; o < n_out; ++o) {
+      HostTensor t(dtype_of(o), data.output_shapes[o]);
+      copy_to_host(t.bytes().data(), outputs[o].ptr(), t.nbytes(), stream);
+      host.push_back(std::move(t));
+    }
+    return host;
+  };
+
+  fill_outputs(0);
+  context_.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<HostTensor> host = read_outputs();
+
+  for (std::size_t i = 0; i < n_in; ++i) {
+    const std::size_t bytes =
+        golden && is_float(problem_.inputs[i].dtype)
+            ? static_cast<std::size_t>(checked_numel(data.input_shapes[i])) * 8
+            : bytes_of(problem_.inputs[i].dtype, data.input_shapes[i]);
+    const std::uint64_t changed =
+        builtins_->count_mismatched_bytes(inputs[i].ptr(), pristine[i].ptr(), bytes, stream);
+    if (changed > 0)
+      throw SpecError({}, fmt::format("case {}: the {} writes its input '{}' ({} bytes changed)",
+                                      case_id, role, problem_.inputs[i].name, changed));
+  }
+
+  // An element still holding the poison may be a legitimate all-ones value (-1 in an integer
+  // output); a second run with the other poison tells.
+  bool suspicious = false;
+  for (std::size_t o = 0; o < n_out && !suspicious; ++o) {
+    if (problem_.outputs[o].init == InitRule::zero) continue;
+    suspicious = find_unwritten(host[o], poison_pattern(0, dtype_of(o)), nullptr, 0).count > 0;
+  }
+  if (suspicious) {
+    fill_outputs(1);
+    run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
+    std::vector<HostTensor> again = read_outputs();
+    for (std::size_t o = 0; o < n_out; ++o) {
+      if (problem_.outputs[o].init == InitRule::zero) continue;
+      const Unwritten u = find_unwritten(host[o], poison_pattern(0, dtype_of(o)), &again[o],
+                                         poison_pattern(1, dtype_of(o)));
+      if (u.count > 0) {
+        const Shape& shape = data.output_shapes[o];
+        throw SpecError({}, fmt::format("case {}: the {} leaves {} of {} elements of output '{}' "
+                                        "unwritten (first at flat index {} of {})",
+                                        case_id, role, u.count, checked_numel(shape),
+                                        problem_.outputs[o].name, u.first.front(),
+                                        shape_string(shape)));
+      }
+    }
+    host = std::move(again);
+  }
+
+  if (keep_device_results_)
+    for (auto& b : outputs)
+      data.device_results.push_back(std::move(b));
+  if (golden) {
+    data.golden.clear();
+    for (auto& t : host)
+      data.golden.push_back(t.dtype() == DType::f64 ? std::move(t) : t.converted(DType::f64));
+  } else {
+    data.reference = std::move(host);
+    data.reference_s = seconds;
+  }
+}
+
+CaseData Oracle::prepare(const Case& c) {
+  CaseData data;
+  data.env = shape_env(problem_, c.shapes.dims);
+  for (const auto& in : problem_.inputs)
+    data.input_shapes.push_back(eval_shape(in.shape, data.env, in.name, in.where));
+  for (const auto& out : problem_.outputs)
+    data.output_shapes.push_back(eval_shape(out.shape, data.env, out.name, out.where));
+  data.nan_in_inputs = c.special && c.special->kind == SpecialKind::nan;
+
+  const CUstream stream = context_.stream();
+  const SpecialValues* special = c.special ? &*c.special : nullptr;
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
+    const InputSpec& in = problem_.inputs[i];
+    const Shape& shape = data.input_shapes[i];
+    const std::int64_t numel = checked_numel(shape);
+    const std::size_t bytes = bytes_of(in.dtype, shape);
+    // An allocation of at least one byte, so even an empty tensor can be staged and exported.
+    DeviceBuffer master(std::max<std::size_t>(bytes, 1));
+    const StreamId stream_id{c.seed, static_cast<std::uint32_t>(i), 0};
+    if (in.dist.kind == Distribution::Kind::file) {
+      const HostTensor t = generate_input(in, shape, stream_id, c.transform, special, problem_.dir);
+      copy_to_device(master.ptr(), t.bytes().data(), t.nbytes(), stream);
+      context_.synchronize(); // `t` goes out of scope
+    } else {
+      builtins_->generate(master.ptr(), in, numel, stream_id, c.transform, special, stream);
+    }
+    data.master.push_back(std::move(master));
+  }
+  context_.synchronize();
+
+  if (need_golden_)
+    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id);
+  produce(reference_, *reference_module_, data, false, c.id);
+  return data;
+}
+
+} // namespace kj::judge

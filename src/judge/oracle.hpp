@@ -1,0 +1,95 @@
+// The trusted side of a check: the oracle makes each case's master inputs on the device, runs
+// the golden (the reference template in double, inputs widened exactly) and the same-precision
+// reference on private copies of them, and keeps the results on the host for the comparator.
+// None of its allocations is ever exported to a worker. A reference or golden that fails here
+// (does not compile, takes arguments its plan cannot give, crashes, writes its inputs, leaves
+// an output unwritten) is the problem's fault: SpecError, which the judge reports as
+// ERROR(spec_error).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "judge/marshal.hpp"
+#include "kjudge/builtin_kernels.hpp"
+#include "kjudge/cases.hpp"
+#include "kjudge/cuda.hpp"
+#include "kjudge/nvrtc.hpp"
+#include "kjudge/spec.hpp"
+#include "kjudge/tensor.hpp"
+
+namespace kj::judge {
+
+// Everything about one case that the candidate is judged against.
+struct CaseData {
+  Env env;                           // dims and integer scalars
+  std::vector<Shape> input_shapes;   // per problem input
+  std::vector<Shape> output_shapes;  // per problem output
+  std::vector<DeviceBuffer> master;  // per input: the generated inputs, never exported
+  std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
+  std::vector<HostTensor> reference; // per output, in its dtype
+  double reference_s = 0;            // wall time of the reference's launches
+  bool nan_in_inputs = false;        // a NaN special-value case
+  // The reference's and golden's output buffers, kept allocated only under the isolation test
+  // switch: there the candidate shares this process, and a harness without isolation keeps its
+  // expected outputs in memory the candidate can address (the trap the switch demonstrates).
+  std::vector<DeviceBuffer> device_results;
+  std::uint64_t input_bytes() const;
+  std::uint64_t output_bytes(const Problem& problem) const;
+};
+
+// The compiled kernels of one plan (reference, golden, or a candidate's after its load reply).
+struct CompiledPlan {
+  std::vector<LaunchSpec> launches;          // with kernel names instantiated (T substituted)
+  std::vector<PlanKernel> kernels;           // one per distinct expression
+  std::vector<const PlanKernel*> per_launch; // parallel to launches
+  PlanContext context;
+};
+
+// The name expression a plan's launch registers, in order of first appearance, and the index
+// of each launch's expression.
+std::vector<std::string> distinct_expressions(const std::vector<LaunchSpec>& launches,
+                                              std::vector<std::size_t>& index_of_launch);
+
+// The reference's float role T: the dtype of the first float input (else of the first float
+// output; f32 when the problem has no float tensor).
+DType problem_float_dtype(const Problem& problem);
+
+class Oracle {
+public:
+  // Compiles the reference (and the golden when `need_golden`) and the builtin kernels. Throws
+  // SpecError when the reference or golden does not compile or its plan does not fit its
+  // kernels' signatures; CompileError never escapes.
+  Oracle(const Problem& problem, const CudaContext& context, const CompileOptions& compile,
+         bool need_golden);
+  ~Oracle();
+
+  // Inputs, golden and reference of one case. Throws SpecError for the problem's faults.
+  CaseData prepare(const Case& c);
+
+  // Keep each case's expected outputs allocated while the candidate runs (the isolation switch).
+  void keep_device_results(bool keep) { keep_device_results_ = keep; }
+
+  const BuiltinKernels& builtins() const { return *builtins_; }
+  const CudaContext& context() const { return context_; }
+
+private:
+  struct Module;
+  void run_plan(const CompiledPlan& plan, const Module& module, const CaseData& data,
+                const std::vector<CUdeviceptr>& inputs, const std::vector<DeviceBuffer>& outputs,
+                const std::string& role, const std::string& case_id);
+  void produce(const CompiledPlan& plan, const Module& module, CaseData& data, bool golden,
+               const std::string& case_id);
+
+  const Problem& problem_;
+  const CudaContext& context_;
+  std::unique_ptr<BuiltinKernels> builtins_;
+  std::unique_ptr<Module> reference_module_, golden_module_;
+  CompiledPlan reference_, golden_;
+  bool need_golden_;
+  bool keep_device_results_ = false;
+};
+
+} // namespace kj::judge

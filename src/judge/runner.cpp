@@ -1,0 +1,375 @@
+// Driving an untrusted kernel through its worker (runner.hpp). Everything the worker says is
+// checked against what was asked (buffer names and sizes) before its memory is read; the
+// verdict-relevant facts (red zones, inputs, outputs) are read by the oracle from the worker's
+// allocations, never taken from the reply.
+#include "judge/runner.hpp"
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "judge/findings.hpp"
+#include "judge/limits.hpp"
+#include "judge/messages.hpp"
+#include "judge/worker_session.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/validate.hpp"
+
+namespace kj::judge {
+
+namespace {
+
+std::string first_lines(const std::string& text, int lines) {
+  std::size_t pos = 0;
+  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::size_t bytes_of(DType dtype, const Shape& shape) {
+  return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
+}
+
+} // namespace
+
+KernelRunner::KernelRunner(std::string role, const Candidate& kernel, const Problem& problem,
+                           const Oracle& oracle, RunnerOptions options)
+    : role_(std::move(role)), kernel_(kernel), problem_(problem), oracle_(oracle),
+      options_(std::move(options)) {
+  launches_ = kernel.source.launches;
+  context_.owner = role_;
+  for (const auto& in : problem.inputs)
+    context_.tensors.push_back({in.name, in.dtype});
+  for (const auto& out : problem.outputs)
+    context_.tensors.push_back({out.name, out.dtype});
+  for (const auto& s : kernel.scratch)
+    context_.tensors.push_back({s.name, s.dtype});
+  context_.scalars = problem.scalars;
+  context_.device = oracle.context().info();
+}
+
+KernelRunner::~KernelRunner() = default;
+
+void KernelRunner::drop_worker() {
+  link_.reset();
+}
+
+std::optional<StartFailure> KernelRunner::start() {
+  return spawn_and_load(true);
+}
+
+std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
+  drop_worker();
+  auto fail = [&](Reason reason, std::string message) {
+    drop_worker();
+    return StartFailure{reason, std::move(message)};
+  };
+  try {
+    if (options_.in_process) {
+      link_ = std::make_unique<InProcessWorker>(options_.device);
+    } else {
+      link_ = std::make_unique<WorkerProcess>(
+          std::vector<std::string>{options_.self_exe.string(), "--worker", "--fd", "{fd}",
+                                   "--device", std::to_string(options_.device)});
+    }
+  } catch (const std::exception& e) {
+    return fail(Reason::internal, fmt::format("cannot start a worker: {}", e.what()));
+  }
+  const Reply hello = link_->hello(after(options_.startup_s));
+  if (hello.status != Reply::Status::ok)
+    return fail(Reason::internal,
+                fmt::format("the worker did not start: {}", hello.status == Reply::Status::error
+                                                                ? hello.error.message
+                                                                : hello.detail));
+
+  LoadRequest load;
+  load.source = kernel_.source.text;
+  load.file_name = kernel_.path.filename().string();
+  std::vector<std::size_t> index_of_launch;
+  load.expressions = distinct_expressions(launches_, index_of_launch);
+  load.options = kernel_.options;
+  load.cache_dir = options_.cache_dir;
+  load.kjudge_include = options_.kjudge_include;
+  const Reply reply = link_->request(to_json(load), after(options_.compile_s));
+  switch (reply.status) {
+  case Reply::Status::ok:
+    break;
+  case Reply::Status::error:
+    if (reply.error.error == "compile_error") {
+      std::string message = reply.error.message;
+      const std::string log = first_lines(reply.error.log, 20);
+      if (!log.empty() && message.find(log) == std::string::npos) message += "\n" + log;
+      // A plan naming a kernel the source does not define (or with template arguments it
+      // does not take) fails NVRTC's name expression: that is a plan/kernel mismatch, the
+      // candidate's launch_error (DESIGN.md), with the lexer's reading as the explanation.
+      for (const Diagnostic& d :
+           check_launch_signatures(problem_, kernel_.source, kernel_.scratch)) {
+        const std::string& field = d.where.field;
+        if (d.severity == Diagnostic::Severity::error && field.size() >= 7 &&
+            field.compare(field.size() - 7, 7, ".kernel") == 0)
+          return fail(Reason::launch_error, fmt::format("{}\n{}", format_diagnostic(d), message));
+      }
+      return fail(Reason::compile_error, message);
+    }
+    return fail(Reason::internal,
+                fmt::format("the worker failed to load the {}: {}", role_, reply.error.message));
+  case Reply::Status::timeout:
+    return fail(Reason::compile_error,
+                fmt::format("the {} did not compile within {:.0f} s", role_, options_.compile_s));
+  case Reply::Status::died:
+    return fail(
+        Reason::compile_error,
+        fmt::format("the compiler's worker died compiling the {}: {}", role_, reply.detail));
+  case Reply::Status::protocol:
+    return fail(Reason::internal, fmt::format("worker protocol: {}", reply.detail));
+  }
+  if (!first) return std::nullopt; // a restart loads the same source: the plan is checked
+
+  try {
+    const LoadReply loaded = load_reply_from_json(reply.message);
+    if (loaded.kernels.size() != load.expressions.size())
+      return fail(Reason::internal, "the worker's load reply lists the wrong number of kernels");
+    kernels_.clear();
+    for (const KernelInfo& info : loaded.kernels)
+      kernels_.push_back(plan_kernel(info, kernel_param_types(info, kernel_.source.text)));
+    per_launch_.clear();
+    for (const std::size_t i : index_of_launch)
+      per_launch_.push_back(&kernels_[i]);
+    check_plan_types(launches_, per_launch_, context_);
+  } catch (const PlanError& e) {
+    return fail(Reason::launch_error, e.what());
+  } catch (const std::invalid_argument& e) {
+    return fail(Reason::internal, e.what());
+  }
+  return std::nullopt;
+}
+
+RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index) {
+  RunOutcome out;
+  if (!link_ || !link_->alive()) {
+    if (!restartable()) {
+      out.reason = Reason::internal;
+      out.message = "the in-process worker is gone (isolation is disabled)";
+      return out;
+    }
+    if (auto failed = spawn_and_load(false)) {
+      out.reason = Reason::internal;
+      out.message = fmt::format("cannot replace the {}'s worker: {}", role_, failed->message);
+      return out;
+    }
+  }
+
+  // The plan on this case's shapes: a launch that does not fit is the kernel's failure here.
+  std::vector<Shape> scratch_shapes;
+  std::vector<LaunchRequest> launches;
+  try {
+    for (const auto& s : kernel_.scratch) {
+      scratch_shapes.push_back(eval_shape(s.shape, data.env, s.name, s.where));
+      // The byte count must not wrap (nor the red zones added to it): 2^56 bytes is beyond
+      // any device.
+      if (checked_numel(scratch_shapes.back()) > (std::int64_t{1} << 53))
+        throw PlanError(fmt::format("{}: scratch '{}' of shape {} is larger than any device", role_,
+                                    s.name, shape_string(scratch_shapes.back())));
+    }
+    launches = marshal_launches(launches_, per_launch_, context_, data.env);
+  } catch (const PlanError& e) {
+    out.reason = Reason::launch_error;
+    out.message = e.what();
+    return out;
+  } catch (const SpecError& e) {
+    out.reason = Reason::launch_error;
+    out.message = fmt::format("{}: {}", role_, e.what());
+    return out;
+  }
+
+  const CUstream stream = oracle_.context().stream();
+  const BuiltinKernels& builtins = oracle_.builtins();
+  RunRequest request;
+  request.case_id = c.id;
+  request.launches = std::move(launches);
+  request.redzone_bytes = options_.redzone ? kRedzoneBytes : 0;
+  request.redzone_byte = redzone_byte(run_index);
+
+  // Staging copies: the worker copies from these, never from the master, which no other
+  // process ever maps.
+  std::vector<DeviceBuffer> staging;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
+    const std::size_t bytes = bytes_of(problem_.inputs[i].dtype, data.input_shapes[i]);
+    staging.emplace_back(std::max<std::size_t>(bytes, 1));
+    copy_device(staging.back().ptr(), data.master[i].ptr(), bytes, stream);
+    BufferRequest b;
+    b.name = problem_.inputs[i].name;
+    b.role = BufferRole::input;
+    b.bytes = bytes;
+    total += bytes;
+    request.buffers.push_back(std::move(b));
+  }
+  oracle_.context().synchronize();
+  for (std::size_t i = 0; i < staging.size(); ++i) {
+    if (options_.in_process)
+      request.buffers[i].source_ptr = staging[i].ptr();
+    else
+      request.buffers[i].source_ipc = ipc_handle_to_hex(export_ipc(staging[i].ptr()));
+  }
+  auto fill_for = [&](InitRule init, DType dtype) {
+    Fill f;
+    if (init == InitRule::zero) {
+      f.kind = Fill::Kind::zero;
+    } else if (options_.poison) {
+      f.kind = Fill::Kind::pattern;
+      f.pattern = poison_pattern(run_index, dtype);
+    }
+    return f;
+  };
+  for (std::size_t o = 0; o < problem_.outputs.size(); ++o) {
+    const OutputSpec& spec = problem_.outputs[o];
+    InitRule init = spec.init;
+    if (const auto it = kernel_.output_init.find(spec.name); it != kernel_.output_init.end())
+      init = it->second;
+    BufferRequest b;
+    b.name = spec.name;
+    b.role = BufferRole::output;
+    b.bytes = bytes_of(spec.dtype, data.output_shapes[o]);
+    b.fill = fill_for(init, spec.dtype);
+    out.poisoned.push_back(b.fill.kind == Fill::Kind::pattern);
+    total += b.bytes;
+    request.buffers.push_back(std::move(b));
+  }
+  for (std::size_t s = 0; s < kernel_.scratch.size(); ++s) {
+    BufferRequest b;
+    b.name = kernel_.scratch[s].name;
+    b.role = BufferRole::scratch;
+    b.bytes = bytes_of(kernel_.scratch[s].dtype, scratch_shapes[s]);
+    b.fill = fill_for(kernel_.scratch[s].init, kernel_.scratch[s].dtype);
+    total += b.bytes;
+    request.buffers.push_back(std::move(b));
+  }
+
+  out.deadline_s =
+      run_deadline_s(data.reference_s, options_.deadline_factor, options_.deadline_min_s, total);
+  const Reply reply = link_->request(to_json(request), after(out.deadline_s));
+  staging.clear();
+
+  switch (reply.status) {
+  case Reply::Status::ok:
+    break;
+  case Reply::Status::timeout:
+    drop_worker();
+    out.reason = Reason::timeout;
+    out.message = fmt::format(
+        "no result within {:.2f} s (max({:g} x the reference's {:.4f} s, {:g} s) plus the "
+        "copies' allowance); the worker was killed",
+        out.deadline_s, options_.deadline_factor, data.reference_s, options_.deadline_min_s);
+    return out;
+  case Reply::Status::died:
+    drop_worker();
+    out.reason = Reason::crash;
+    out.message = reply.detail;
+    return out;
+  case Reply::Status::protocol:
+    drop_worker();
+    out.reason = Reason::internal;
+    out.message = fmt::format("worker protocol: {}", reply.detail);
+    return out;
+  case Reply::Status::error: {
+    const ErrorReply& e = reply.error;
+    out.message = e.message;
+    if (e.error == "crash") {
+      drop_worker();
+      out.reason = Reason::crash;
+    } else if (e.error == "launch_error") {
+      out.reason = Reason::launch_error;
+    } else if (e.error == "out_of_memory") {
+      const bool scratch = std::any_of(kernel_.scratch.begin(), kernel_.scratch.end(),
+                                       [&](const ScratchSpec& s) { return s.name == e.buffer; });
+      out.reason = scratch ? Reason::launch_error : Reason::internal;
+    } else {
+      drop_worker();
+      out.reason = Reason::internal;
+      out.message = fmt::format("the worker failed: {}", e.message);
+    }
+    return out;
+  }
+  }
+
+  RunReply got;
+  try {
+    got = run_reply_from_json(reply.message);
+  } catch (const std::invalid_argument& e) {
+    drop_worker();
+    out.reason = Reason::internal;
+    out.message = e.what();
+    return out;
+  }
+  // Trust nothing: the reply must describe exactly the buffers asked for.
+  bool matches = got.buffers.size() == request.buffers.size();
+  for (std::size_t k = 0; matches && k < got.buffers.size(); ++k)
+    matches = got.buffers[k].name == request.buffers[k].name &&
+              got.buffers[k].bytes == request.buffers[k].bytes &&
+              got.buffers[k].redzone_bytes == request.redzone_bytes;
+  if (!matches) {
+    drop_worker();
+    out.reason = Reason::internal;
+    out.message = "the worker's reply does not describe the buffers it was given";
+    return out;
+  }
+
+  const std::uint64_t rz = request.redzone_bytes;
+  std::vector<std::byte> before(rz), behind(rz);
+  for (std::size_t k = 0; k < got.buffers.size(); ++k) {
+    const BufferHandle& h = got.buffers[k];
+    const BufferRequest& asked = request.buffers[k];
+    std::unique_ptr<IpcMapping> mapping;
+    CUdeviceptr base = h.ptr;
+    if (!options_.in_process) {
+      mapping = std::make_unique<IpcMapping>(ipc_handle_from_hex(h.ipc));
+      base = mapping->ptr();
+    }
+    const CUdeviceptr inner = base + rz;
+    if (rz > 0) {
+      copy_to_host(before.data(), base, rz, stream);
+      copy_to_host(behind.data(), inner + asked.bytes, rz, stream);
+      const RedzoneScan scan = scan_redzones(before, behind, request.redzone_byte);
+      if (scan.damaged())
+        out.oob.push_back(redzone_message(role_name(asked.role), asked.name, scan));
+    }
+    if (asked.role == BufferRole::input && options_.input_hash) {
+      const std::uint64_t changed =
+          builtins.count_mismatched_bytes(inner, data.master[k].ptr(), asked.bytes, stream);
+      if (changed > 0)
+        out.inputs_modified.push_back(
+            fmt::format("input '{}': {} of {} bytes changed", asked.name, changed, asked.bytes));
+    }
+    if (asked.role == BufferRole::output) {
+      const std::size_t o = k - problem_.inputs.size();
+      HostTensor t(problem_.outputs[o].dtype, data.output_shapes[o]);
+      copy_to_host(t.bytes().data(), inner, t.nbytes(), stream);
+      out.outputs.push_back(std::move(t));
+    }
+  }
+  auto join = [](const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items)
+      s += (s.empty() ? "" : "; ") + i;
+    return s;
+  };
+  if (!out.oob.empty()) {
+    out.reason = Reason::oob_write;
+    out.message = join(out.oob);
+  } else if (!out.inputs_modified.empty()) {
+    out.reason = Reason::input_modified;
+    out.message = join(out.inputs_modified);
+  }
+  return out;
+}
+
+} // namespace kj::judge

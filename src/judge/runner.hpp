@@ -1,0 +1,85 @@
+// An untrusted kernel source (the candidate, or the old kernel of --against) driven through a
+// worker: start the worker and compile in it, then per case and run build the request (staging
+// copies of the master inputs, poison, red zones), wait with the watchdog's deadline, and read
+// back what the worker left, checking it in the oracle: red zones, input copies against the
+// master, outputs copied to the host. A worker that crashed or was killed is replaced before
+// the next run, re-sending "load" (the compile cache makes that cheap).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "judge/marshal.hpp"
+#include "judge/oracle.hpp"
+#include "judge/worker_process.hpp"
+#include "kjudge/spec.hpp"
+#include "kjudge/verdict.hpp"
+
+namespace kj::judge {
+
+struct RunnerOptions {
+  std::filesystem::path self_exe; // spawned as `SELF --worker --fd N --device D`
+  int device = 0;
+  bool in_process = false; // the isolation test switch
+  double startup_s = 60, compile_s = 300;
+  double deadline_factor = 20, deadline_min_s = 1;
+  std::string cache_dir, kjudge_include;
+  // Defences (off only under their test switches).
+  bool redzone = true, poison = true, input_hash = true;
+};
+
+// A failure before any case: compile_error, launch_error (the plan does not fit the kernels),
+// or internal (no worker).
+struct StartFailure {
+  Reason reason = Reason::internal;
+  std::string message;
+};
+
+// One run of one case, as the oracle saw it.
+struct RunOutcome {
+  // crash, timeout, launch_error, internal: it did not run (no outputs). oob_write,
+  // input_modified: it ran and damaged memory (outputs read all the same). none: it ran clean.
+  Reason reason = Reason::none;
+  std::string message;
+  std::vector<std::string> oob;             // one message per damaged buffer
+  std::vector<std::string> inputs_modified; // one message per changed input
+  std::vector<HostTensor> outputs;          // per problem output, when it ran
+  std::vector<bool> poisoned;               // per output: filled with run's poison
+  double deadline_s = 0;
+};
+
+class KernelRunner {
+public:
+  // `role`: "candidate" or "--against kernel", for messages.
+  KernelRunner(std::string role, const Candidate& kernel, const Problem& problem,
+               const Oracle& oracle, RunnerOptions options);
+  ~KernelRunner();
+
+  // Start a worker and compile; nullopt when the kernels loaded and the plan fits them.
+  std::optional<StartFailure> start();
+  // Run case `c` (run index 0 or 1 picks the poison and the red zones' byte).
+  RunOutcome run(const Case& c, const CaseData& data, int run_index);
+  // Whether a worker lost to a crash can be replaced (not for the in-process worker, whose
+  // CUDA context is the oracle's).
+  bool restartable() const { return !options_.in_process; }
+
+private:
+  std::optional<StartFailure> spawn_and_load(bool first);
+  void drop_worker();
+
+  std::string role_;
+  const Candidate& kernel_;
+  const Problem& problem_;
+  const Oracle& oracle_;
+  RunnerOptions options_;
+  std::unique_ptr<WorkerLink> link_;
+  std::vector<LaunchSpec> launches_;
+  std::vector<PlanKernel> kernels_;
+  std::vector<const PlanKernel*> per_launch_;
+  PlanContext context_;
+};
+
+} // namespace kj::judge

@@ -1,0 +1,324 @@
+// The worker (worker_session.hpp) and `kjudge --worker`'s main loop. Buffer layout: one
+// allocation per tensor, [red zone | tensor | red zone], the tensor at a 256-byte aligned
+// offset (the oracle sends red zones in multiples of 256), so a candidate that reads float4 or
+// uses TMA still sees the alignment cuMemAlloc gives.
+#include "judge/worker_session.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "judge/protocol.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/judge.hpp"
+#include "kjudge/nvrtc.hpp"
+
+namespace kj::judge {
+
+using nlohmann::json;
+
+namespace {
+
+json error_json(std::string error, std::string message) {
+  ErrorReply e;
+  e.error = std::move(error);
+  e.message = std::move(message);
+  return to_json(e);
+}
+
+// A pattern fill of any length from any 4-byte aligned start: whole words, then the tail bytes
+// as the same little-endian word would have them, never past `bytes` (with no red zone behind
+// the buffer, writing the whole last word would leave the allocation).
+void fill_pattern(CUdeviceptr dst, std::uint32_t pattern, std::size_t bytes, CUstream stream) {
+  const std::size_t words = bytes / 4;
+  fill_u32(dst, pattern, words, stream);
+  for (std::size_t j = 0; j < bytes % 4; ++j)
+    fill_bytes(dst + words * 4 + j, static_cast<std::uint8_t>((pattern >> (8 * j)) & 0xFFu), 1,
+               stream);
+}
+
+} // namespace
+
+void launch_all(const std::vector<LaunchRequest>& launches,
+                const std::map<std::string, CUfunction>& functions,
+                const std::map<std::string, CUdeviceptr>& pointers, CUstream stream,
+                std::size_t* failed) {
+  for (std::size_t k = 0; k < launches.size(); ++k) {
+    if (failed) *failed = k;
+    const LaunchRequest& l = launches[k];
+    const auto f = functions.find(l.lowered);
+    if (f == functions.end())
+      throw InternalError(fmt::format("{}: kernel '{}' is not loaded", l.label, l.lowered));
+    // Pointer arguments need storage that outlives the launch call; values already have it.
+    std::vector<CUdeviceptr> slots(l.args.size(), 0);
+    std::vector<void*> params(l.args.size(), nullptr);
+    for (std::size_t i = 0; i < l.args.size(); ++i) {
+      const ArgRequest& a = l.args[i];
+      if (a.kind == ArgRequest::Kind::buffer) {
+        const auto p = pointers.find(a.buffer);
+        if (p == pointers.end())
+          throw InternalError(fmt::format("{}: no buffer '{}'", l.label, a.buffer));
+        slots[i] = p->second;
+        params[i] = &slots[i];
+      } else {
+        params[i] = const_cast<std::byte*>(a.bytes.data());
+      }
+    }
+    launch_kernel(f->second, l.dims, params.empty() ? nullptr : params.data(), stream);
+  }
+  if (failed) *failed = launches.size();
+}
+
+WorkerSession::WorkerSession(int device, bool in_process) : ctx_(device), in_process_(in_process) {}
+
+WorkerSession::~WorkerSession() {
+  // Buffers and the library go before the context is released.
+  buffers_.clear();
+  functions_.clear();
+  library_.reset();
+}
+
+json WorkerSession::greeting() const {
+  const DeviceInfo& d = ctx_.info();
+  return {{"ready", true},
+          {"pid", static_cast<long long>(::getpid())},
+          {"device", d.name},
+          {"cc", d.cc_major * 10 + d.cc_minor}};
+}
+
+std::optional<json> WorkerSession::handle(const json& request) {
+  try {
+    if (!request.is_object() || !request.contains("op") || !request["op"].is_string())
+      return error_json("internal", "a request without an \"op\"");
+    const std::string op = request["op"].get<std::string>();
+    if (op == "exit") {
+      finished_ = true;
+      return std::nullopt;
+    }
+    if (op == "release") {
+      buffers_.clear();
+      return json{{"ok", true}};
+    }
+    if (op == "load") return load(load_request_from_json(request));
+    if (op == "run") return run(run_request_from_json(request));
+    return error_json("internal", fmt::format("unknown op \"{}\"", op));
+  } catch (const CudaError& e) {
+    // Outside the candidate's launches (allocation, copies, IPC): kjudge's side failed, unless
+    // the context was already poisoned, which only the candidate can do.
+    if (e.sticky()) {
+      finished_ = true;
+      return error_json("crash", e.what());
+    }
+    return error_json("internal", e.what());
+  } catch (const std::exception& e) {
+    return error_json("internal", e.what());
+  }
+}
+
+json WorkerSession::load(const LoadRequest& r) {
+  CompileOptions options;
+  options.arch = ctx_.info().cc_major * 10 + ctx_.info().cc_minor;
+  // sm_90a and later: the architecture-specific instructions (wgmma, setmaxnreg) fast Hopper
+  // kernels use. The CUBIN runs on exactly this device, which is the one it is compiled for.
+  options.arch_specific = ctx_.info().cc_major >= 9;
+  options.options = r.options;
+  options.kjudge_include = r.kjudge_include;
+  options.cache_dir = r.cache_dir;
+  CompiledModule module;
+  try {
+    module = compile_module(r.source, r.file_name, r.expressions, options);
+  } catch (const CompileError& e) {
+    ErrorReply err;
+    err.error = "compile_error";
+    err.message = e.what();
+    err.log = e.log();
+    return to_json(err);
+  }
+  buffers_.clear();
+  functions_.clear();
+  library_.reset();
+  LoadReply reply;
+  try {
+    library_ = std::make_unique<CudaLibrary>(module.cubin);
+  } catch (const CudaError& e) {
+    // NVRTC accepted it but the driver will not load it (too much static shared memory, ...).
+    return error_json("compile_error",
+                      fmt::format("the compiled module does not load: {}", e.what()));
+  }
+  for (const KernelSymbol& k : module.kernels) {
+    const CUfunction f = library_->function(k.lowered);
+    functions_[k.lowered] = f;
+    const KernelAttributes a = kernel_attributes(f);
+    KernelInfo info;
+    info.expression = k.expression;
+    info.lowered = k.lowered;
+    info.demangled = k.demangled;
+    info.param_types = k.param_types;
+    info.param_sizes = a.param_sizes;
+    info.registers = a.registers;
+    info.static_shared = a.static_shared;
+    info.local_bytes = a.local_bytes;
+    info.max_threads = a.max_threads;
+    reply.kernels.push_back(std::move(info));
+  }
+  reply.log = module.log;
+  reply.from_cache = module.from_cache;
+  return to_json(reply);
+}
+
+json WorkerSession::run(const RunRequest& r) {
+  buffers_.clear();
+  const CUstream stream = ctx_.stream();
+  for (const BufferRequest& b : r.buffers) {
+    Allocation a;
+    a.name = b.name;
+    a.redzone = r.redzone_bytes;
+    a.bytes = b.bytes;
+    try {
+      // Never 0 bytes: an empty tensor still needs an allocation to export.
+      a.buffer = DeviceBuffer(std::max<std::size_t>(b.bytes + 2 * r.redzone_bytes, 1));
+    } catch (const CudaError& e) {
+      if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;
+      ErrorReply err;
+      err.error = "out_of_memory";
+      err.buffer = b.name;
+      err.message = fmt::format("{} '{}' of {} bytes does not fit in device memory",
+                                role_name(b.role), b.name, b.bytes);
+      buffers_.clear();
+      return to_json(err);
+    }
+    if (b.role == BufferRole::input) {
+      if (in_process_) {
+        copy_device(a.inner(), b.source_ptr, b.bytes, stream);
+      } else {
+        // Mapped only for the copy: the candidate's kernels never run while the oracle's
+        // staging copy is addressable here.
+        const IpcMapping source(ipc_handle_from_hex(b.source_ipc));
+        copy_device(a.inner(), source.ptr(), b.bytes, stream);
+        ctx_.synchronize();
+      }
+    } else if (b.fill.kind == Fill::Kind::zero) {
+      fill_bytes(a.inner(), 0, b.bytes, stream);
+    } else if (b.fill.kind == Fill::Kind::pattern) {
+      fill_pattern(a.inner(), b.fill.pattern, b.bytes, stream);
+    }
+    fill_bytes(a.buffer.ptr(), r.redzone_byte, a.redzone, stream);
+    fill_bytes(a.inner() + a.bytes, r.redzone_byte, a.redzone, stream);
+    buffers_.push_back(std::move(a));
+  }
+  ctx_.synchronize();
+
+  std::map<std::string, CUdeviceptr> pointers;
+  for (const auto& a : buffers_)
+    pointers[a.name] = a.inner();
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t failed = 0;
+  bool launched = false;
+  try {
+    launch_all(r.launches, functions_, pointers, stream, &failed);
+    launched = true;
+    ctx_.synchronize();
+  } catch (const CudaError& e) {
+    const std::string where = launched || failed >= r.launches.size()
+                                  ? std::string("after the launches")
+                                  : r.launches[failed].label;
+    if (e.sticky()) {
+      finished_ = true;
+      return error_json("crash", fmt::format("{}: {}", where, e.name()));
+    }
+    // The launches before the failing one may still run; let them finish before replying.
+    try {
+      ctx_.synchronize();
+    } catch (const CudaError& late) {
+      if (late.sticky()) {
+        finished_ = true;
+        return error_json("crash", fmt::format("after the launches: {}", late.name()));
+      }
+    }
+    return error_json("launch_error", fmt::format("{}: {} ({})", where, e.name(), e.what()));
+  }
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  RunReply reply;
+  reply.elapsed_ms = elapsed_ms;
+  for (const auto& a : buffers_) {
+    BufferHandle h;
+    h.name = a.name;
+    h.redzone_bytes = a.redzone;
+    h.bytes = a.bytes;
+    if (in_process_)
+      h.ptr = a.buffer.ptr();
+    else
+      h.ipc = ipc_handle_to_hex(export_ipc(a.buffer.ptr()));
+    reply.buffers.push_back(std::move(h));
+  }
+  return to_json(reply);
+}
+
+InProcessWorker::InProcessWorker(int device) : session_(device, true) {}
+
+Reply InProcessWorker::hello(std::optional<Clock::time_point>) {
+  return classify_reply(session_.greeting());
+}
+
+Reply InProcessWorker::request(const json& message, std::optional<Clock::time_point>) {
+  auto reply = session_.handle(message);
+  if (!reply) {
+    Reply r;
+    r.status = Reply::Status::died;
+    r.detail = "the in-process worker exited";
+    return r;
+  }
+  return classify_reply(*reply);
+}
+
+} // namespace kj::judge
+
+namespace kj {
+
+int worker_main(int socket_fd, int device) {
+  // The worker must not outlive the oracle: an orphan would hold the GPU.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  using namespace kj::judge;
+  std::unique_ptr<WorkerSession> session;
+  try {
+    session = std::make_unique<WorkerSession>(device, false);
+  } catch (const std::exception& e) {
+    (void)write_message(
+        socket_fd, error_json("internal", fmt::format("the worker cannot start: {}", e.what())));
+    return 3;
+  }
+  if (session->device().pageable_memory_access) {
+    // DESIGN.md "Isolation and failure": with pageable memory access a kernel can read host
+    // memory through plain pointers, and the worker's separate address space is the defence.
+    (void)write_message(
+        socket_fd,
+        error_json("internal",
+                   fmt::format("device {} ({}) can access pageable host memory "
+                               "(pageableMemoryAccess = 1); the worker refuses to run candidates "
+                               "on it",
+                               device, session->device().name)));
+    return 3;
+  }
+  if (!write_message(socket_fd, session->greeting())) return 0;
+  FrameDecoder decoder;
+  for (;;) {
+    const ReadResult got = read_message(socket_fd, decoder);
+    if (got.status == ReadResult::Status::eof) return 0; // the oracle is done with us
+    if (got.status != ReadResult::Status::message) {
+      (void)write_message(socket_fd, error_json("internal", got.error));
+      return 3;
+    }
+    const std::optional<json> reply = session->handle(got.message);
+    if (!reply) return 0;
+    if (!write_message(socket_fd, *reply)) return 0;
+    if (session->finished()) return 1;
+  }
+}
+
+} // namespace kj

@@ -1,0 +1,85 @@
+// The worker's side of the protocol: what `kjudge --worker` does with each message. It compiles
+// the candidate (NVRTC in the worker, so a compiler blow-up costs a worker, not the oracle),
+// allocates each buffer between two red zones, copies its inputs from the oracle's staging
+// copies, fills outputs and scratch with the oracle's poison, launches the plan, synchronises
+// and hands every allocation back by CUDA IPC handle. It judges nothing: the oracle checks red
+// zones, poison and inputs itself. A sticky CUDA error ends the session (the context is dead);
+// any other launch error is reported and the session goes on.
+//
+// The session also runs inside the oracle for the `isolation` test switch (InProcessWorker):
+// then buffers travel as device pointers of the shared context instead of IPC handles.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "judge/messages.hpp"
+#include "judge/worker_process.hpp"
+#include "kjudge/cuda.hpp"
+
+namespace kj::judge {
+
+class WorkerSession {
+public:
+  // Retains the device's primary context. `in_process`: the oracle's own process (no IPC).
+  WorkerSession(int device, bool in_process);
+  ~WorkerSession();
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
+
+  // {"ready": true, ...} with the device's name and compute capability.
+  nlohmann::json greeting() const;
+  // The reply to one request; nullopt for "exit" (no reply). Never throws for the candidate's
+  // faults; they are error replies.
+  std::optional<nlohmann::json> handle(const nlohmann::json& request);
+  // After a sticky CUDA error or "exit": the process must end.
+  bool finished() const { return finished_; }
+  const DeviceInfo& device() const { return ctx_.info(); }
+
+private:
+  struct Allocation {
+    std::string name;
+    DeviceBuffer buffer;
+    std::size_t redzone = 0;
+    std::size_t bytes = 0;
+    CUdeviceptr inner() const { return buffer.ptr() + redzone; }
+  };
+
+  nlohmann::json load(const LoadRequest& request);
+  nlohmann::json run(const RunRequest& request);
+
+  CudaContext ctx_;
+  bool in_process_;
+  bool finished_ = false;
+  std::unique_ptr<CudaLibrary> library_;
+  std::map<std::string, CUfunction> functions_; // by lowered name
+  std::vector<Allocation> buffers_;
+};
+
+// The worker as an in-process WorkerLink (the `isolation` test switch): no watchdog, no
+// separate address space; a sticky error takes the oracle's context with it.
+class InProcessWorker final : public WorkerLink {
+public:
+  explicit InProcessWorker(int device);
+  Reply hello(std::optional<Clock::time_point> deadline) override;
+  Reply request(const nlohmann::json& message, std::optional<Clock::time_point> deadline) override;
+  bool alive() const override { return !session_.finished(); }
+
+private:
+  WorkerSession session_;
+};
+
+// Launch a list of requests on `stream`; buffer arguments are resolved by name through
+// `pointers`, kernels by lowered name through `functions`. Throws CudaError from the driver;
+// `failed` is set to the index of the launch that failed.
+void launch_all(const std::vector<LaunchRequest>& launches,
+                const std::map<std::string, CUfunction>& functions,
+                const std::map<std::string, CUdeviceptr>& pointers, CUstream stream,
+                std::size_t* failed = nullptr);
+
+} // namespace kj::judge

@@ -1,0 +1,432 @@
+// kj::check and `kjudge check` end to end on a GPU: the bundled solutions pass, each trap fails
+// with its own reason, and each defence's test switch shows the trap getting through with the
+// defence off (DESIGN.md "Every defence has a test switch"). Also crash recovery (a fresh worker
+// per case after a crash), the watchdog, launch errors before and during cases, compile errors,
+// --against, --case, --fail-fast, the in-process worker, and the CLI's JSON and exit codes.
+// Without a GPU these SKIP (FAIL under KJUDGE_REQUIRE_GPU=1), except the tests of the SKIP
+// verdict itself, which need the machine to have no GPU.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpu_test_support.hpp"
+#include "kjudge/judge.hpp"
+#include "kjudge/report.hpp"
+#include "kjudge/spec.hpp"
+
+extern char** environ;
+
+namespace kj {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path problem_dir(const std::string& name) {
+  return fs::path(KJ_SOURCE_DIR) / "problems" / name;
+}
+
+fs::path temp_dir() {
+  static const fs::path dir = [] {
+    const fs::path d =
+        fs::temp_directory_path() / ("kjudge_check_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// A candidate file written for the test.
+fs::path write_candidate(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+  return p;
+}
+
+// Removes the temporary folder when the tests end.
+struct TempCleanup : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(temp_dir(), ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const cleanup =
+    ::testing::AddGlobalTestEnvironment(new TempCleanup);
+
+// A trimmed case plan (one seed, no transforms, a few perturbations; the special values stay,
+// some traps need them) so the suite fits a short GPU session; the CLI test runs the full plan.
+CheckOptions options() {
+  CheckOptions o;
+  o.cases.seeds = 1;
+  o.cases.transforms = false;
+  o.cases.max_perturbed = 8;
+  o.self_exe = KJ_KJUDGE_EXE;
+  o.kjudge_include = fs::path(KJ_SOURCE_DIR) / "include";
+  o.cache_dir = temp_dir() / "cache"; // shared by the tests of this process: compiles once
+  return o;
+}
+
+// Traps need only their first failing case: the rest of the plan is time on a shared GPU.
+CheckOptions fail_fast() {
+  CheckOptions o = options();
+  o.fail_fast = true;
+  return o;
+}
+
+Verdict judge(const std::string& problem, const fs::path& candidate, CheckOptions o = options()) {
+  const Problem p = load_problem(problem_dir(problem));
+  const Candidate c = load_candidate(candidate, p);
+  return check(p, c, o);
+}
+
+std::string describe(const Verdict& v) {
+  std::string s = std::string(outcome_name(v.outcome)) + "(" + std::string(reason_name(v.reason)) +
+                  "): " + v.message;
+  if (v.first_failing_case) s += " [" + *v.first_failing_case + "]";
+  return s;
+}
+
+// Sets KJ_TEST_DISABLE for one scope.
+struct Disabled {
+  explicit Disabled(const char* names) { ::setenv("KJ_TEST_DISABLE", names, 1); }
+  ~Disabled() { ::unsetenv("KJ_TEST_DISABLE"); }
+};
+
+class Check : public test::GpuTest {
+protected:
+  void SetUp() override {
+    test::GpuTest::SetUp();
+    ::unsetenv("KJ_TEST_DISABLE");
+  }
+};
+
+// vector_add's plan header, for the inline candidates below.
+const std::string kVectorAddPlan = R"cu(/* kjudge
+[[launch]]
+kernel = "k"
+grid = ["ceil_div(N, 256)"]
+block = [256]
+args = ["x", "y", "z", "N"]
+*/
+)cu";
+
+// ---- solutions pass ---------------------------------------------------------------------------
+
+TEST_F(Check, VectorAddSolutionsPass) {
+  for (const char* file : {"solutions/basic.cu", "solutions/grid_stride.cu"}) {
+    const Verdict v = judge("vector_add", problem_dir("vector_add") / file);
+    EXPECT_EQ(v.outcome, Outcome::pass) << file << ": " << describe(v);
+    EXPECT_GT(v.cases_total, 10);
+    EXPECT_EQ(v.cases_passed, v.cases_total);
+    EXPECT_EQ(v.manifest.backend, "cuda");
+    EXPECT_EQ(v.manifest.trust, "device");
+    EXPECT_FALSE(v.manifest.gpu.empty());
+    EXPECT_FALSE(v.manifest.nvrtc_version.empty());
+    EXPECT_EQ(v.manifest.candidate_hash.size(), 64u);
+  }
+}
+
+TEST_F(Check, SoftmaxSolutionsPass) {
+  for (const char* file :
+       {"solutions/basic.cu", "solutions/block_reduce.cu", "solutions/warp_shuffle.cu"}) {
+    const Verdict v = judge("softmax", problem_dir("softmax") / file);
+    EXPECT_EQ(v.outcome, Outcome::pass) << file << ": " << describe(v);
+  }
+}
+
+// ---- traps and their defences --------------------------------------------------------------
+
+TEST_F(Check, OffByOneIsAnOobWriteAndPassesWithoutRedZones) {
+  const fs::path trap = problem_dir("vector_add") / "traps/off_by_one.cu";
+  const Verdict v = judge("vector_add", trap, fail_fast());
+  EXPECT_EQ(v.reason, Reason::oob_write) << describe(v);
+  EXPECT_NE(v.message.find("output 'z'"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("past its end"), std::string::npos) << v.message;
+  EXPECT_NE(v.replay_command.find("--case"), std::string::npos);
+  const Disabled off("redzone");
+  const Verdict without = judge("vector_add", trap);
+  EXPECT_EQ(without.outcome, Outcome::pass) << describe(without);
+}
+
+TEST_F(Check, InputMutationIsInputModifiedAndPassesWithoutTheCheck) {
+  const fs::path trap = problem_dir("vector_add") / "traps/input_mutation.cu";
+  const Verdict v = judge("vector_add", trap, fail_fast());
+  EXPECT_EQ(v.reason, Reason::input_modified) << describe(v);
+  EXPECT_NE(v.message.find("input 'x'"), std::string::npos) << v.message;
+  const Disabled off("input_hash");
+  EXPECT_EQ(judge("vector_add", trap).outcome, Outcome::pass);
+}
+
+TEST_F(Check, MissingKernelIsALaunchError) {
+  const Verdict v = judge("vector_add", problem_dir("vector_add") / "traps/missing_kernel.cu");
+  EXPECT_EQ(v.reason, Reason::launch_error) << describe(v);
+  EXPECT_TRUE(v.cases.empty());
+  EXPECT_TRUE(v.compiled);
+}
+
+TEST_F(Check, GoldenReaderNeverPasses) {
+  const Verdict v =
+      judge("vector_add", problem_dir("vector_add") / "traps/golden_reader.cu", fail_fast());
+  EXPECT_TRUE(v.reason == Reason::crash || v.reason == Reason::mismatch) << describe(v);
+}
+
+TEST_F(Check, SoftmaxTraps) {
+  Verdict v = judge("softmax", problem_dir("softmax") / "traps/zeros.cu", fail_fast());
+  EXPECT_EQ(v.reason, Reason::mismatch) << describe(v);
+  v = judge("softmax", problem_dir("softmax") / "traps/no_max_subtraction.cu", fail_fast());
+  EXPECT_EQ(v.reason, Reason::nonfinite) << describe(v);
+}
+
+TEST_F(Check, HalfTheOutputUnwrittenIsUnwrittenOutput) {
+  const fs::path c = write_candidate("half.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N && i % 2 == 0) z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", c, fail_fast());
+  EXPECT_EQ(v.reason, Reason::unwritten_output) << describe(v);
+  EXPECT_NE(v.message.find("never written (first at [1])"), std::string::npos) << v.message;
+  // Without poison the elements hold whatever the allocation held: never a pass for the
+  // checker to rely on, but no longer recognised as unwritten.
+  const Disabled off("poison");
+  const Verdict without = judge("vector_add", c, fail_fast());
+  EXPECT_NE(without.reason, Reason::unwritten_output) << describe(without);
+}
+
+TEST_F(Check, ARaceIsNondeterministicAndAMismatchWithoutTheRerun) {
+  const fs::path c = write_candidate("race.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  // The clock stands in for a race: which value lands differs from run to run.
+  if (i < N) z[i] = x[i] + y[i] + (((clock64() >> 4) & 1) ? 1.0f : 0.0f);
+}
+)cu");
+  const Verdict v = judge("vector_add", c, fail_fast());
+  EXPECT_EQ(v.reason, Reason::nondeterministic) << describe(v);
+  const Disabled off("rerun");
+  EXPECT_EQ(judge("vector_add", c, fail_fast()).reason, Reason::mismatch);
+}
+
+// ---- crashes, timeouts, launch and compile errors ---------------------------------------------
+
+const std::string kCrash = kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  float* nowhere = reinterpret_cast<float*>(0x100);
+  nowhere[threadIdx.x] = x[0];
+}
+)cu";
+
+TEST_F(Check, ACrashFailsEveryCaseWithAFreshWorkerEachTime) {
+  const fs::path c = write_candidate("crash.cu", kCrash);
+  const Verdict v = judge("vector_add", c);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  // One crash does not hide the later cases: each ran (and crashed) in a new worker.
+  const Problem p = load_problem(problem_dir("vector_add"));
+  EXPECT_EQ(v.cases_total,
+            static_cast<std::int64_t>(enumerate_cases(p, options().cases).cases.size()));
+  for (const auto& cf : v.cases)
+    EXPECT_EQ(cf.reason, Reason::crash) << cf.case_id << cf.message;
+  EXPECT_NE(v.message.find("CUDA_ERROR"), std::string::npos) << v.message;
+}
+
+TEST_F(Check, FailFastStopsAtTheFirstFailingCase) {
+  CheckOptions o = options();
+  o.fail_fast = true;
+  const Verdict v = judge("vector_add", write_candidate("crash_ff.cu", kCrash), o);
+  EXPECT_EQ(v.reason, Reason::crash);
+  EXPECT_EQ(v.cases_total, 1);
+}
+
+TEST_F(Check, AnEndlessKernelTimesOutAndIsKilled) {
+  const fs::path c = write_candidate("spin.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  while (clock64() >= 0) {}
+  z[0] = x[0] + y[0];
+}
+)cu");
+  const Problem p = load_problem(problem_dir("vector_add"));
+  CheckOptions o = options();
+  o.deadline_min_s = 0.2;
+  o.only_case = enumerate_cases(p, o.cases).cases.front().id;
+  const auto start = std::chrono::steady_clock::now();
+  const Verdict v = check(p, load_candidate(c, p), o);
+  EXPECT_EQ(v.reason, Reason::timeout) << describe(v);
+  EXPECT_EQ(v.cases_total, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+TEST_F(Check, AWrongPointerTypeIsALaunchErrorBeforeAnyCase) {
+  const fs::path c = write_candidate("double.cu", kVectorAddPlan + R"cu(
+__global__ void k(const double* x, const float* y, float* z, int N) {}
+)cu");
+  const Verdict v = judge("vector_add", c);
+  EXPECT_EQ(v.reason, Reason::launch_error) << describe(v);
+  EXPECT_TRUE(v.cases.empty());
+  EXPECT_NE(v.message.find("argument 0 'x'"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("tensor 'x' is f32 (float)"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("double"), std::string::npos) << v.message;
+}
+
+TEST_F(Check, ABlockOverTheLimitOnAPerturbedShapeIsALaunchErrorThere) {
+  // 1 + N % 2048 threads: within 1024 on the public and hidden shapes, 2048 on N = 1048575.
+  const fs::path c = write_candidate("block.cu", R"cu(/* kjudge
+[[launch]]
+kernel = "k"
+grid = ["ceil_div(N, 1 + N % 2048)"]
+block = ["1 + N % 2048"]
+args = ["x", "y", "z", "N"]
+*/
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", c);
+  EXPECT_EQ(v.reason, Reason::launch_error) << describe(v);
+  ASSERT_TRUE(v.first_failing_case);
+  EXPECT_NE(v.first_failing_case->find("~N=1048575"), std::string::npos) << *v.first_failing_case;
+  EXPECT_GT(v.cases_passed, 0);
+}
+
+TEST_F(Check, ASyntaxErrorIsACompileError) {
+  const Verdict v = judge("vector_add", write_candidate("syntax.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) { this is not C++; }
+)cu"));
+  EXPECT_EQ(v.reason, Reason::compile_error) << describe(v);
+  EXPECT_FALSE(v.compiled);
+  EXPECT_TRUE(v.cases.empty());
+}
+
+// ---- options ----------------------------------------------------------------------------------
+
+TEST_F(Check, AgainstAnOldKernelIsBitExact) {
+  CheckOptions o = options();
+  o.against = problem_dir("vector_add") / "solutions/basic.cu";
+  Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/grid_stride.cu", o);
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  EXPECT_TRUE(v.replay_command.empty()); // nothing to replay on a pass
+  const fs::path rounded_down = write_candidate("rd.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = __fadd_rd(x[i], y[i]);
+}
+)cu");
+  v = judge("vector_add", rounded_down, o);
+  EXPECT_EQ(v.reason, Reason::mismatch) << describe(v);
+  EXPECT_NE(v.replay_command.find("--against"), std::string::npos) << v.replay_command;
+  // An old kernel that does not compile makes the check an ERROR, not the candidate's FAIL.
+  o.against = write_candidate("old_broken.cu", kVectorAddPlan + "__global__ void k( {\n");
+  v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu", o);
+  EXPECT_EQ(v.reason, Reason::spec_error) << describe(v);
+}
+
+TEST_F(Check, OneCaseById) {
+  const Problem p = load_problem(problem_dir("vector_add"));
+  CheckOptions o = options();
+  const CasePlan plan = enumerate_cases(p, o.cases);
+  o.only_case = plan.cases.back().id;
+  std::vector<std::string> seen;
+  o.on_case = [&](const CaseFinding& f) { seen.push_back(f.case_id); };
+  const Verdict v =
+      check(p, load_candidate(problem_dir("vector_add") / "solutions/basic.cu", p), o);
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  EXPECT_EQ(seen, std::vector<std::string>{plan.cases.back().id});
+  o.only_case = "00000000:public0:0:id";
+  const Verdict refused =
+      check(p, load_candidate(problem_dir("vector_add") / "solutions/basic.cu", p), o);
+  EXPECT_EQ(refused.reason, Reason::spec_error) << describe(refused);
+}
+
+TEST_F(Check, TheInProcessWorkerOfTheIsolationSwitchJudgesToo) {
+  const Disabled off("isolation");
+  const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu");
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  const Verdict oob = judge("vector_add", problem_dir("vector_add") / "traps/off_by_one.cu");
+  EXPECT_EQ(oob.reason, Reason::oob_write) << describe(oob);
+}
+
+TEST_F(Check, UnknownTestSwitchesAreRefused) {
+  const Disabled off("posion");
+  const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu");
+  EXPECT_EQ(v.reason, Reason::internal) << describe(v);
+  EXPECT_NE(v.message.find("posion"), std::string::npos);
+}
+
+// ---- the command line ---------------------------------------------------------------------------
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+// `kjudge ARGS...` with stdout captured (posix_spawn: this process may hold a CUDA context).
+CliRun kjudge(const std::vector<std::string>& args) {
+  const fs::path out = temp_dir() / "stdout.txt";
+  std::vector<std::string> argv{KJ_KJUDGE_EXE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> raw;
+  for (auto& a : argv)
+    raw.push_back(a.data());
+  raw.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  CliRun r;
+  if (posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  std::ifstream f(out);
+  r.out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return r;
+}
+
+TEST_F(Check, CliJsonAndExitCodes) {
+  const std::string dir = problem_dir("vector_add").string();
+  const std::string cache = "--cache=" + (temp_dir() / "cache").string();
+  CliRun r =
+      kjudge({"check", dir, "--candidate", dir + "/solutions/basic.cu", "--json", "-", cache});
+  EXPECT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outcome"], "PASS");
+  EXPECT_EQ(j["correctness"], true);
+  EXPECT_EQ(j["manifest"]["backend"], "cuda");
+  r = kjudge({"check", dir, "--candidate", dir + "/traps/off_by_one.cu", cache});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL(oob_write)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kjudge check"), std::string::npos) << r.out; // the replay command
+}
+
+// ---- without a GPU ------------------------------------------------------------------------------
+
+TEST(CheckWithoutGpu, IsASkipThatNeverPasses) {
+  std::string why;
+  if (cuda_available(&why)) GTEST_SKIP() << "a GPU is usable: the SKIP verdict cannot happen";
+  const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu");
+  EXPECT_EQ(v.outcome, Outcome::skip);
+  ASSERT_EQ(v.skips.size(), 1u);
+  EXPECT_EQ(v.skips[0].rfind("SKIP(no usable GPU: ", 0), 0u) << v.skips[0];
+  EXPECT_TRUE(v.cases.empty());
+  const std::string dir = problem_dir("vector_add").string();
+  const CliRun r = kjudge({"check", dir, "--candidate", dir + "/solutions/basic.cu"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("SKIP(no usable GPU"), std::string::npos) << r.out;
+}
+
+} // namespace
+} // namespace kj

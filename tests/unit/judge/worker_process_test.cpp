@@ -1,0 +1,312 @@
+// The oracle's handling of a worker process, without a GPU: the test binary re-executes itself
+// as a fake worker (a static initializer takes over before gtest when the command line says
+// --fake-worker MODE FD) that greets, echoes, hangs, crashes, exits, or writes garbage. Each
+// way a worker can end must become the right Reply: timeout (and the worker killed), died with
+// its exit status or signal, protocol for garbage; and a fresh worker works after a dead one.
+// Also worker_main itself, which without a GPU must say why it cannot start and exit 3.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "judge/protocol.hpp"
+#include "judge/worker_process.hpp"
+#include "kjudge/cuda.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/judge.hpp"
+
+namespace {
+
+using namespace kj::judge;
+using nlohmann::json;
+
+// ---- the fake worker ----------------------------------------------------------------------
+
+std::vector<std::string> own_command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  std::string cur;
+  for (const char c : all) {
+    if (c == '\0') {
+      args.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return args;
+}
+
+bool fd_is_dev_null(int fd) {
+  struct stat a {
+  }, b{};
+  return ::fstat(fd, &a) == 0 && ::stat("/dev/null", &b) == 0 && a.st_rdev == b.st_rdev &&
+         S_ISCHR(a.st_mode);
+}
+
+int fake_worker(const std::string& mode, int fd) {
+  if (mode == "silent") {
+    std::this_thread::sleep_for(std::chrono::hours(1));
+    return 0;
+  }
+  if (mode == "refuse") {
+    (void)write_message(fd, {{"error", "internal"}, {"message", "pageable memory access"}});
+    return 3;
+  }
+  (void)write_message(fd, {{"ready", true}, {"pid", static_cast<long long>(::getpid())}});
+  if (mode == "deaf") { // never reads again, not even "exit"
+    std::this_thread::sleep_for(std::chrono::hours(1));
+    return 0;
+  }
+  FrameDecoder decoder;
+  for (;;) {
+    const ReadResult got = read_message(fd, decoder);
+    if (got.status != ReadResult::Status::message) return 0;
+    const json& m = got.message;
+    if (m.value("op", "") == "exit") return 0;
+    if (mode == "echo") {
+      (void)write_message(fd, {{"ok", true},
+                               {"echo", m},
+                               {"stdout_is_dev_null", fd_is_dev_null(1)},
+                               {"stdin_is_dev_null", fd_is_dev_null(0)}});
+    } else if (mode == "hang") {
+      std::this_thread::sleep_for(std::chrono::hours(1));
+    } else if (mode == "segv") {
+      ::raise(SIGSEGV);
+    } else if (mode == "exit7") {
+      std::_Exit(7);
+    } else if (mode == "garbage") {
+      const std::string frame = std::string("\x05\x00\x00\x00", 4) + "{oops";
+      (void)::write(fd, frame.data(), frame.size());
+    } else if (mode == "partial") {
+      const std::string frame = std::string("\x40\x00\x00\x00", 4) + "{\"ok\":";
+      (void)::write(fd, frame.data(), frame.size());
+      std::_Exit(0);
+    } else if (mode == "crash_reply") {
+      (void)write_message(
+          fd, {{"error", "crash"}, {"message", "launch[0] 'k': CUDA_ERROR_ILLEGAL_ADDRESS"}});
+      return 1;
+    } else if (mode == "neither") {
+      (void)write_message(fd, {{"hello", "there"}});
+    }
+  }
+}
+
+// Runs before gtest's main when this binary is started as a fake worker.
+const bool fake_worker_hook = [] {
+  const auto args = own_command_line();
+  if (args.size() >= 4 && args[1] == "--fake-worker")
+    std::_Exit(fake_worker(args[2], std::stoi(args[3])));
+  return true;
+}();
+
+std::vector<std::string> fake(const std::string& mode) {
+  return {"/proc/self/exe", "--fake-worker", mode, "{fd}"};
+}
+
+Clock::time_point in_ms(int ms) {
+  return Clock::now() + std::chrono::milliseconds(ms);
+}
+
+// ---- tests --------------------------------------------------------------------------------
+
+TEST(WorkerProcess, GreetsAndAnswersRequests) {
+  ASSERT_TRUE(fake_worker_hook);
+  WorkerProcess w(fake("echo"));
+  const Reply hello = w.hello(in_ms(10000));
+  ASSERT_EQ(hello.status, Reply::Status::ok) << hello.detail;
+  EXPECT_EQ(hello.message["pid"].get<long long>(), static_cast<long long>(w.pid()));
+  for (int i = 0; i < 3; ++i) {
+    const Reply r = w.request({{"op", "ping"}, {"n", i}}, in_ms(10000));
+    ASSERT_EQ(r.status, Reply::Status::ok) << r.detail;
+    EXPECT_EQ(r.message["echo"]["n"], i);
+  }
+  EXPECT_TRUE(w.alive());
+}
+
+TEST(WorkerProcess, StdoutAndStdinAreDevNull) {
+  // Device printf output of a candidate must never reach a JSON report on stdout.
+  WorkerProcess w(fake("echo"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "ping"}}, in_ms(10000));
+  ASSERT_EQ(r.status, Reply::Status::ok);
+  EXPECT_TRUE(r.message["stdout_is_dev_null"].get<bool>());
+  EXPECT_TRUE(r.message["stdin_is_dev_null"].get<bool>());
+}
+
+TEST(WorkerProcess, BigMessagesCrossIntact) {
+  WorkerProcess w(fake("echo"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const std::string big(3 << 20, 'x'); // larger than any socket buffer
+  const Reply r = w.request({{"op", "ping"}, {"blob", big}}, in_ms(20000));
+  ASSERT_EQ(r.status, Reply::Status::ok) << r.detail;
+  EXPECT_EQ(r.message["echo"]["blob"].get<std::string>(), big);
+}
+
+TEST(WorkerProcess, AHangingWorkerTimesOutAndIsKilled) {
+  WorkerProcess w(fake("hang"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const pid_t pid = w.pid();
+  const auto start = Clock::now();
+  const Reply r = w.request({{"op", "run"}}, in_ms(300));
+  const auto waited = Clock::now() - start;
+  EXPECT_EQ(r.status, Reply::Status::timeout);
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_FALSE(w.alive());
+  EXPECT_NE(::kill(pid, 0), 0); // reaped: no such process any more
+}
+
+TEST(WorkerProcess, ASilentWorkerTimesOutAtStartUp) {
+  WorkerProcess w(fake("silent"));
+  const Reply r = w.hello(in_ms(300));
+  EXPECT_EQ(r.status, Reply::Status::timeout);
+  EXPECT_FALSE(w.alive());
+}
+
+TEST(WorkerProcess, ASegfaultIsDeathBySignal) {
+  WorkerProcess w(fake("segv"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::died);
+  EXPECT_NE(r.detail.find("killed by signal 11 (SIGSEGV)"), std::string::npos) << r.detail;
+  EXPECT_FALSE(w.alive());
+  // A dead worker answers every later request as dead, at once.
+  const Reply again = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(again.status, Reply::Status::died);
+}
+
+TEST(WorkerProcess, AnExitIsDeathWithItsStatus) {
+  WorkerProcess w(fake("exit7"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::died);
+  EXPECT_NE(r.detail.find("exited with status 7"), std::string::npos) << r.detail;
+}
+
+TEST(WorkerProcess, DeathInsideAMessageIsDeath) {
+  WorkerProcess w(fake("partial"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::died);
+  EXPECT_NE(r.detail.find("inside a message"), std::string::npos) << r.detail;
+}
+
+TEST(WorkerProcess, GarbageIsAProtocolFailure) {
+  WorkerProcess w(fake("garbage"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::protocol);
+  EXPECT_NE(r.detail.find("not JSON"), std::string::npos) << r.detail;
+  EXPECT_FALSE(w.alive()); // a worker that breaks the protocol is not trusted further
+}
+
+TEST(WorkerProcess, AReplyThatIsNeitherOkNorErrorIsAProtocolFailure) {
+  WorkerProcess w(fake("neither"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::protocol);
+}
+
+TEST(WorkerProcess, ACrashReplyIsAnErrorThenTheWorkerIsGone) {
+  WorkerProcess w(fake("crash_reply"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "run"}}, in_ms(10000));
+  ASSERT_EQ(r.status, Reply::Status::error);
+  EXPECT_EQ(r.error.error, "crash");
+  EXPECT_NE(r.error.message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos);
+  const Reply next = w.request({{"op", "run"}}, in_ms(10000));
+  EXPECT_EQ(next.status, Reply::Status::died);
+  EXPECT_NE(next.detail.find("exited with status 1"), std::string::npos) << next.detail;
+}
+
+TEST(WorkerProcess, ARefusalAtStartUpIsAnErrorReply) {
+  WorkerProcess w(fake("refuse"));
+  const Reply r = w.hello(in_ms(10000));
+  ASSERT_EQ(r.status, Reply::Status::error);
+  EXPECT_EQ(r.error.error, "internal");
+  EXPECT_EQ(r.error.message, "pageable memory access");
+}
+
+TEST(WorkerProcess, AFreshWorkerServesAfterADeadOne) {
+  // The judge replaces a crashed worker and carries on with the next case.
+  {
+    WorkerProcess dead(fake("segv"));
+    ASSERT_EQ(dead.hello(in_ms(10000)).status, Reply::Status::ok);
+    EXPECT_EQ(dead.request({{"op", "run"}}, in_ms(10000)).status, Reply::Status::died);
+  }
+  WorkerProcess fresh(fake("echo"));
+  ASSERT_EQ(fresh.hello(in_ms(10000)).status, Reply::Status::ok);
+  EXPECT_EQ(fresh.request({{"op", "run"}}, in_ms(10000)).status, Reply::Status::ok);
+}
+
+TEST(WorkerProcess, AShellThatExitsAtOnceIsDeadAtHello) {
+  WorkerProcess w({"/bin/sh", "-c", "exit 5", "{fd}"});
+  const Reply r = w.hello(in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::died);
+  EXPECT_NE(r.detail.find("exited with status 5"), std::string::npos) << r.detail;
+}
+
+TEST(WorkerProcess, TheFdPlaceholderNamesAnOpenSocket) {
+  // sh checks that the fd it was given is open (the oracle's own end is close-on-exec and
+  // must not be; the worker's end must be inherited).
+  WorkerProcess w({"/bin/sh", "-c", "test -S /proc/self/fd/$0 && exit 0 || exit 9", "{fd}"});
+  const Reply r = w.hello(in_ms(10000));
+  EXPECT_EQ(r.status, Reply::Status::died);
+  EXPECT_NE(r.detail.find("exited with status 0"), std::string::npos) << r.detail;
+}
+
+TEST(WorkerProcess, AMissingExecutableIsAnInternalError) {
+  EXPECT_THROW(WorkerProcess({"/nonexistent/kjudge", "--worker", "--fd", "{fd}"}),
+               kj::InternalError);
+}
+
+TEST(WorkerProcess, TheDestructorEndsAHangingWorker) {
+  pid_t pid = -1;
+  const auto start = Clock::now();
+  {
+    WorkerProcess w(fake("deaf")); // the polite "exit" is never read
+    ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+    pid = w.pid();
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(::kill(pid, 0), 0);
+}
+
+TEST(ExitStatus, Describes) {
+  const ExitStatus exited{true, 3, 0}, killed{false, 0, SIGKILL}, other{false, 0, 64};
+  EXPECT_EQ(exited.describe(), "exited with status 3");
+  EXPECT_EQ(killed.describe(), "killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(other.describe(), "killed by signal 64 (signal 64)");
+}
+
+TEST(WorkerMain, WithoutAGpuItSaysWhyAndExits3) {
+  std::string why;
+  if (kj::cuda_available(&why)) GTEST_SKIP() << "a GPU is usable here; gpu_tests cover the worker";
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  int rc = -1;
+  std::thread worker([&] { rc = kj::worker_main(fds[1], 0); });
+  FrameDecoder decoder;
+  const ReadResult got = read_message(fds[0], decoder, in_ms(30000));
+  worker.join();
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ASSERT_EQ(got.status, ReadResult::Status::message) << got.error;
+  EXPECT_EQ(got.message["error"], "internal");
+  EXPECT_NE(got.message["message"].get<std::string>().find("cannot start"), std::string::npos);
+  EXPECT_EQ(rc, 3);
+}
+
+} // namespace
