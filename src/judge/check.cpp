@@ -5,8 +5,6 @@
 // nonfinite > nondeterministic > mismatch. Everything that can go wrong ends in the verdict
 // (FAIL for the candidate's faults, ERROR for the problem's and kjudge's), never in an
 // exception; a machine without a usable GPU gets a SKIP verdict.
-#include <openssl/evp.h>
-
 #include <cstdlib>
 #include <memory>
 
@@ -20,6 +18,7 @@
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/nvrtc.hpp"
+#include "kjudge/sha256.hpp"
 
 namespace kj {
 
@@ -27,20 +26,6 @@ namespace fs = std::filesystem;
 using namespace kj::judge;
 
 namespace {
-
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  KJ_EXPECTS(EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr) == 1,
-             "SHA-256");
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 15];
-  }
-  return out;
-}
 
 // A word a POSIX shell reads back unchanged.
 std::string shell_quote(const std::string& s) {

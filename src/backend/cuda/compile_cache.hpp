@@ -17,28 +17,12 @@
 #include <vector>
 
 #include "kjudge/nvrtc.hpp"
+#include "kjudge/sha256.hpp"
 
 namespace kj::cuda_cache {
 
-// Incremental SHA-256 (OpenSSL). `part` frames its bytes with their length, so adjacent parts
-// cannot trade bytes without changing the digest.
-class Sha256 {
-public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  void update(const void* data, std::size_t n);
-  void part(std::string_view bytes);
-  void part_u64(std::uint64_t v);
-  std::string hex();                   // ends the digest
-  std::vector<unsigned char> digest(); // ends the digest (32 bytes)
-
-private:
-  void* ctx_;
-};
-
-std::string sha256_hex(std::string_view bytes);
+using kj::Sha256;
+using kj::sha256_hex;
 
 // What the key is made of. `argv` is the exact option list given to NVRTC (the architecture,
 // -std, include paths and the caller's options, in that order): the include folders are there
