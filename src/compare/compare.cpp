@@ -6,8 +6,11 @@
 // must agree with this file; its tests are the definition.
 #include "kjudge/compare.hpp"
 
+#include "percentiles.hpp"
+
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -57,6 +60,40 @@ struct Work {
   std::size_t size() const { return static_cast<std::size_t>(n); }
 };
 
+// The arrays of a Work, kept from one compare_output to the next on the same thread. A 2^24
+// element output needs about a gigabyte of them, and faulting in fresh pages cost more than
+// all the judging; `kjudge check` compares many cases of the same size in a row.
+struct Scratch {
+  std::vector<double> c, basis, x, err, allowed;
+  std::vector<Status> status;
+  std::vector<std::uint8_t> bad;
+  std::vector<double> abs_e, rel_e, ulp_e; // finish's statistics
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+// Lends the scratch arrays to a Work for its lifetime, exception or not.
+struct BorrowScratch {
+  Work& w;
+  explicit BorrowScratch(Work& work) : w(work) { swap_arrays(); }
+  ~BorrowScratch() { swap_arrays(); }
+  BorrowScratch(const BorrowScratch&) = delete;
+  BorrowScratch& operator=(const BorrowScratch&) = delete;
+  void swap_arrays() {
+    Scratch& s = scratch();
+    w.c.swap(s.c);
+    w.basis.swap(s.basis);
+    w.x.swap(s.x);
+    w.err.swap(s.err);
+    w.allowed.swap(s.allowed);
+    w.status.swap(s.status);
+    w.bad.swap(s.bad);
+  }
+};
+
 struct PolicyResult {
   bool pass = true;
   double ratio = 0;            // error / allowed of the whole policy: passes iff <= 1
@@ -83,9 +120,58 @@ double clamp_log_ratio(double ratio) {
   return std::clamp(std::log10(ratio), k_log_ratio_min, k_log_ratio_max);
 }
 
+// ulp_of for f32 and f64 from the exponent bits, inline: the generic ulp_of (a format lookup,
+// ilogb, ldexp) ran for every element and was a large part of judging a big output.
+// 2^floor(log2 a) is a with its mantissa cleared; times 2^-p it stays exact (>= the smallest
+// subnormal, since a is normal here).
+double ulp_f32(double x) {
+  double a = std::fabs(x);
+  if (!(a <= static_cast<double>(std::numeric_limits<float>::max())))
+    a = static_cast<double>(std::numeric_limits<float>::max()); // beyond max, Inf and NaN
+  if (a < static_cast<double>(std::numeric_limits<float>::min())) return 0x1p-149;
+  const auto pow2 = std::bit_cast<double>(std::bit_cast<std::uint64_t>(a) & 0x7ff0000000000000ull);
+  return pow2 * 0x1p-23;
+}
+
+double ulp_f64(double x) {
+  double a = std::fabs(x);
+  if (!(a <= std::numeric_limits<double>::max())) a = std::numeric_limits<double>::max();
+  if (a < std::numeric_limits<double>::min()) return std::numeric_limits<double>::denorm_min();
+  const auto pow2 = std::bit_cast<double>(std::bit_cast<std::uint64_t>(a) & 0x7ff0000000000000ull);
+  return pow2 * 0x1p-52;
+}
+
 double unit_at(DType t, double x) {
+  if (t == DType::f32) return ulp_f32(x);
+  if (t == DType::f64) return ulp_f64(x);
   return is_float(t) ? ulp_of(t, x) : 1.0;
 }
+
+// round_to for f32 without the generic bit-level rounding: a double -> float conversion rounds
+// to nearest even with IEEE overflow to Inf and gradual underflow (x86-64, default FP
+// environment), which is exactly round_to's definition. A NaN is returned as it came, payload
+// and all, as round_to does.
+double round_f32(double x) {
+  return std::isnan(x) ? x : static_cast<double>(static_cast<float>(x));
+}
+
+// Element reads of a tensor: f32 and f64 straight from the buffer, other dtypes through get(),
+// whose per-element dtype switch and bounds check were a large part of judging a big output.
+struct Reader {
+  const HostTensor* t = nullptr;
+  const float* f32 = nullptr;
+  const double* f64 = nullptr;
+
+  explicit Reader(const HostTensor& tensor) : t(&tensor) {
+    if (tensor.dtype() == DType::f32) f32 = tensor.data<float>();
+    if (tensor.dtype() == DType::f64) f64 = tensor.data<double>();
+  }
+  double operator()(std::size_t i) const {
+    if (f32) return static_cast<double>(f32[i]);
+    if (f64) return f64[i];
+    return t->get(static_cast<std::int64_t>(i));
+  }
+};
 
 // A value as a reader wants it: a float value in float's shortest form (so 0.1f reads "0.1"),
 // anything else in double's.
@@ -190,8 +276,9 @@ void load_expected(Work& w, Expected e, const char* policy) {
   } else {
     const HostTensor& ref =
         need(w, w.in->reference, "reference (expected = \"reference\")", policy);
+    const Reader read(ref);
     for (std::size_t i = 0; i < w.size(); ++i)
-      if (w.status[i] == Status::judged) w.x[i] = ref.get(static_cast<std::int64_t>(i));
+      if (w.status[i] == Status::judged) w.x[i] = read(i);
   }
 }
 
@@ -274,13 +361,14 @@ PolicyResult judge_relative(Work& w, const PolicySpec& p, OutputFinding& f) {
   RelAcc whole;
   std::vector<RelAcc> slices(sliced ? static_cast<std::size_t>(extent) : 0);
   std::int64_t ref_nonfinite = 0;
+  const Reader read_golden(golden), read_ref(ref);
   for (std::size_t i = 0; i < w.size(); ++i) {
     if (w.status[i] != Status::judged) continue;
-    const double g = golden.get(static_cast<std::int64_t>(i));
+    const double g = read_golden(i);
     const double e = std::fabs(w.c[i] - g);
     // A reference that is not finite where the golden is (an overflow in its intermediate)
     // would make the bound infinite; its error there is left out, and the source says so.
-    const double er = std::fabs(ref.get(static_cast<std::int64_t>(i)) - g);
+    const double er = std::fabs(read_ref(i) - g);
     if (!std::isfinite(er)) ++ref_nonfinite;
     w.x[i] = g;
     w.err[i] = e;
@@ -915,7 +1003,12 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
     }
   };
   Severity worst_s, worst_bad_s;
-  std::vector<double> abs_e, rel_e, ulp_e;
+  std::vector<double>& abs_e = scratch().abs_e;
+  std::vector<double>& rel_e = scratch().rel_e;
+  std::vector<double>& ulp_e = scratch().ulp_e;
+  abs_e.clear();
+  rel_e.clear();
+  ulp_e.clear();
   abs_e.reserve(w.size());
   rel_e.reserve(w.size());
   ulp_e.reserve(w.size());
@@ -978,9 +1071,9 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
     if (worst < 0 || s > worst_s) worst = fi, worst_s = s;
   }
   if (worst >= 0) f.worst = report(static_cast<std::size_t>(worst));
-  f.stats.abs = exact_percentiles(std::move(abs_e));
-  f.stats.rel = exact_percentiles(std::move(rel_e));
-  f.stats.ulp = exact_percentiles(std::move(ulp_e));
+  f.stats.abs = exact_percentiles_in_place(abs_e);
+  f.stats.rel = exact_percentiles_in_place(rel_e);
+  f.stats.ulp = exact_percentiles_in_place(ulp_e);
 
   f.nonfinite = nonfinite;
   f.excused = excused;
@@ -1051,6 +1144,7 @@ OutputFinding compare_output(const CompareInputs& in) {
   if (in.golden) check_tensor(spec, *in.golden, actual, "golden", false);
 
   Work w;
+  const BorrowScratch borrowed(w);
   w.in = &in;
   w.spec = &spec;
   w.dtype = spec.dtype;
@@ -1088,16 +1182,27 @@ OutputFinding compare_output(const CompareInputs& in) {
     // The non-finite rules judge against the golden rounded to the output dtype; without a
     // golden (an exact-tier copy judged against the reference alone) the reference stands in.
     if (in.golden) {
-      for (std::size_t i = 0; i < w.size(); ++i)
-        w.basis[i] = round_to(w.dtype, in.golden->get(static_cast<std::int64_t>(i)));
+      const Reader read(*in.golden);
+      if (w.dtype == DType::f32) {
+        for (std::size_t i = 0; i < w.size(); ++i)
+          w.basis[i] = round_f32(read(i));
+      } else if (w.dtype == DType::f64) {
+        for (std::size_t i = 0; i < w.size(); ++i)
+          w.basis[i] = read(i); // round_to(f64, x) is x
+      } else {
+        for (std::size_t i = 0; i < w.size(); ++i)
+          w.basis[i] = round_to(w.dtype, read(i));
+      }
     } else if (in.reference) {
+      const Reader read(*in.reference);
       for (std::size_t i = 0; i < w.size(); ++i)
-        w.basis[i] = in.reference->get(static_cast<std::int64_t>(i));
+        w.basis[i] = read(i);
     } else {
       spec_fail(spec, "a float output needs a golden or a reference to compare against");
     }
+    const Reader read_actual(actual);
     for (std::size_t i = 0; i < w.size(); ++i)
-      w.c[i] = actual.get(static_cast<std::int64_t>(i));
+      w.c[i] = read_actual(i);
     classify(w);
     switch (policy.kind) {
     case PolicySpec::Kind::relative:

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -40,6 +42,34 @@ TEST(Percentiles, KnownData) {
   EXPECT_EQ(p.p50, 2.0);
   EXPECT_EQ(p.p99, 3.0);
   EXPECT_EQ(p.max, 3.0);
+}
+
+TEST(Percentiles, LargeInputsMatchSorting) {
+  // Above a few thousand values the selection is by radix; it must give the sorted ranks for
+  // spread values, heavy ties, negatives, Inf and NaN (counted as +Inf).
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> d;
+  for (int kind = 0; kind < 4; ++kind) {
+    std::vector<double> v(100003);
+    for (double& x : v) {
+      const double g = d(rng);
+      x = kind == 0 ? std::fabs(g) * 1e-3
+          : kind == 1 ? (g > 1.5 ? std::fabs(g) : 0.0)
+          : kind == 2 ? std::ldexp(1.0 + std::floor(g * 2) / 16, static_cast<int>(g * 4))
+                      : g;
+    }
+    if (kind == 3) v[17] = std::numeric_limits<double>::quiet_NaN(), v[99] = -HUGE_VAL;
+    std::vector<double> sorted = v;
+    for (double& x : sorted)
+      if (std::isnan(x)) x = HUGE_VAL;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = v.size();
+    const Percentiles p = exact_percentiles(v);
+    EXPECT_EQ(p.p50, sorted[(n * 50 + 99) / 100 - 1]) << kind;
+    EXPECT_EQ(p.p99, sorted[(n * 99 + 99) / 100 - 1]) << kind;
+    EXPECT_EQ(p.p999, sorted[(n * 999 + 999) / 1000 - 1]) << kind;
+    EXPECT_EQ(p.max, sorted.back()) << kind;
+  }
 }
 
 TEST(Percentiles, EdgeCases) {

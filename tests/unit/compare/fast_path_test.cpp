@@ -1,0 +1,75 @@
+// The f32 and f64 fast paths of the comparator (a plain cast for rounding the golden, ulps from
+// the exponent bits) must agree with the generic kj::round_to and kj::ulp_of on the values where
+// a shortcut could slip: ties between two floats, subnormals, the edge of overflow, powers of two.
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "kjudge/tensor.hpp"
+#include "unit/compare/helpers.hpp"
+
+namespace kj::test {
+namespace {
+
+// Values whose f32 rounding or ulp is easy to get wrong.
+std::vector<double> tricky_goldens() {
+  const double one_ulp = std::ldexp(1.0, -23);
+  return {
+      1.0 + one_ulp / 2,              // tie: rounds to the even float, 1.0
+      1.0 + 3 * one_ulp / 2,          // tie: rounds up to 1 + 2 ulp
+      std::ldexp(1.0, -149),          // smallest subnormal
+      std::ldexp(3.0, -150),          // tie between two subnormals
+      std::ldexp(1.0, -126),          // smallest normal
+      -std::ldexp(1.0, 20),           // a power of two (ulp changes at it)
+      3.4028235677973366e38,          // f32 max, just below the overflow threshold
+      3.4028235677973366e38 * (1 + std::ldexp(1.0, -25)),  // rounds to Inf
+      0.0,
+      -0.0,
+  };
+}
+
+TEST(FastPath, UlpPolicyAgreesWithGenericRounding) {
+  const std::vector<double> g = tricky_goldens();
+  // A candidate equal to the generically rounded golden is 0 ulp away everywhere the rounded
+  // golden is finite; one float further is exactly 1 ulp.
+  std::vector<double> same, next;
+  for (double v : g) {
+    const double r = round_to(DType::f32, v);
+    same.push_back(r);
+    // One float towards zero (away from it for zero itself): never past the finite range.
+    const float f = static_cast<float>(r);
+    next.push_back(!std::isfinite(r) ? r : std::nextafter(f, f == 0.0f ? 1.0f : 0.0f));
+  }
+  const OutputSpec spec = output(DType::f32, ulp(0));
+  const HostTensor golden = tensor(DType::f64, g);
+  const OutputFinding exact_match = judge(spec, tensor(DType::f32, same), &golden, nullptr);
+  EXPECT_TRUE(exact_match.pass()) << exact_match.message;
+  EXPECT_EQ(exact_match.stats.ulp.max, 0.0);
+
+  const OutputSpec one_ulp = output(DType::f32, ulp(1));
+  const OutputFinding off_by_one = judge(one_ulp, tensor(DType::f32, next), &golden, nullptr);
+  EXPECT_TRUE(off_by_one.pass()) << off_by_one.message;
+  EXPECT_EQ(off_by_one.stats.ulp.max, 1.0);
+  EXPECT_FALSE(judge(spec, tensor(DType::f32, next), &golden, nullptr).pass());
+}
+
+TEST(FastPath, RelativeFloorsUseTheGenericUlp) {
+  // The floor of relative is one f32 ulp at max|golden|: with a zero reference error and k = 1,
+  // an error of exactly that ulp passes and the next float above it fails.
+  const double scale = std::ldexp(1.0, 20);
+  const double floor = ulp_of(DType::f32, scale);
+  const HostTensor golden = tensor(DType::f64, {scale, 1.0});
+  const HostTensor reference = tensor(DType::f32, {scale, 1.0});
+  const OutputSpec spec = output(DType::f32, relative(1.0));
+  const OutputFinding at_floor =
+      judge(spec, tensor(DType::f32, {scale + floor, 1.0}), &golden, &reference);
+  EXPECT_DOUBLE_EQ(at_floor.bound.max_bound, floor);
+  EXPECT_FALSE(at_floor.bound.max_error > at_floor.bound.max_bound);
+  const OutputFinding above =
+      judge(spec, tensor(DType::f32, {scale + 2 * floor, 1.0}), &golden, &reference);
+  EXPECT_FALSE(above.pass());
+}
+
+}  // namespace
+}  // namespace kj::test
