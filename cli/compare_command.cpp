@@ -26,18 +26,6 @@ HostTensor read_tensor(const std::string& path) {
   return read_npy(path);
 }
 
-// A word a POSIX shell reads back unchanged.
-std::string shell_quote(const std::string& s) {
-  const bool plain =
-      !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
-                                        "OPQRSTUVWXYZ0123456789_./:=+-,@%") == std::string::npos;
-  if (plain) return s;
-  std::string out = "'";
-  for (char ch : s)
-    out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
 std::string replay_command(const CompareArgs& a) {
   std::string cmd = fmt::format("kjudge compare {} {} --policy {}", shell_quote(a.actual),
                                 shell_quote(a.expected), shell_quote(a.policy));

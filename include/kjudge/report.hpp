@@ -58,6 +58,9 @@ bool is_redacted(const CaseFinding& finding, const ReportOptions& options);
 // "kjudge" (internal), "skip".
 std::string_view fault_class(Reason reason, Outcome outcome);
 
+// A word a POSIX shell reads back unchanged, for the replay commands in verdicts.
+std::string shell_quote(const std::string& word);
+
 nlohmann::json to_json(const Manifest& manifest);
 nlohmann::json to_json(const OutputFinding& finding);
 nlohmann::json to_json(const CaseFinding& finding, const ReportOptions& options = {});

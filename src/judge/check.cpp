@@ -18,6 +18,7 @@
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/nvrtc.hpp"
+#include "kjudge/report.hpp"
 #include "kjudge/sha256.hpp"
 
 namespace kj {
@@ -26,18 +27,6 @@ namespace fs = std::filesystem;
 using namespace kj::judge;
 
 namespace {
-
-// A word a POSIX shell reads back unchanged.
-std::string shell_quote(const std::string& s) {
-  const bool plain =
-      !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
-                                        "OPQRSTUVWXYZ0123456789_./:=+-,@%~") == std::string::npos;
-  if (plain) return s;
-  std::string out = "'";
-  for (const char ch : s)
-    out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
 
 // The case's reason and message from its own and its outputs' (Verdict::finalize's rule), so
 // the on_case callback sees the case as the verdict will.

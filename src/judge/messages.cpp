@@ -321,4 +321,27 @@ std::optional<ErrorReply> error_reply_from_json(const json& j) {
   return r;
 }
 
+KernelInfo kernel_info(const KernelSymbol& symbol, const KernelAttributes& attributes) {
+  KernelInfo info;
+  info.expression = symbol.expression;
+  info.lowered = symbol.lowered;
+  info.demangled = symbol.demangled;
+  info.param_types = symbol.param_types;
+  info.param_sizes = attributes.param_sizes;
+  info.registers = attributes.registers;
+  info.static_shared = attributes.static_shared;
+  info.local_bytes = attributes.local_bytes;
+  info.max_threads = attributes.max_threads;
+  return info;
+}
+
+std::string first_lines(const std::string& text, int lines) {
+  std::size_t pos = 0;
+  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
 } // namespace kj::judge

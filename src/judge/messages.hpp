@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kjudge/cuda.hpp"
+#include "kjudge/nvrtc.hpp"
 
 namespace kj::judge {
 
@@ -98,6 +99,13 @@ struct KernelInfo {
   std::vector<std::size_t> param_sizes; // cuFuncGetParamInfo; empty when unavailable
   int registers = 0, static_shared = 0, local_bytes = 0, max_threads = 0;
 };
+
+// What the oracle and the worker both learn of a loaded kernel: NVRTC's reading of its name and
+// parameters, and the driver's attributes.
+KernelInfo kernel_info(const KernelSymbol& symbol, const KernelAttributes& attributes);
+
+// The first `lines` lines of a (compiler) log, for messages that must stay short.
+std::string first_lines(const std::string& text, int lines);
 
 struct LoadReply {
   std::vector<KernelInfo> kernels; // one per expression, same order

@@ -66,15 +66,6 @@ PlanContext plan_context(const Problem& problem, const std::string& owner, bool 
   return ctx;
 }
 
-std::string first_lines(const std::string& text, int lines) {
-  std::size_t pos = 0;
-  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
-    pos = text.find('\n', pos);
-    if (pos != std::string::npos) ++pos;
-  }
-  return pos == std::string::npos ? text : text.substr(0, pos);
-}
-
 std::size_t bytes_of(DType dtype, const Shape& shape) {
   return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
 }
@@ -151,15 +142,7 @@ Oracle::Oracle(const Problem& problem, const CudaContext& context, const Compile
     for (const KernelSymbol& k : compiled.kernels) {
       const CUfunction f = module->library->function(k.lowered);
       module->functions[k.lowered] = f;
-      const KernelAttributes a = kernel_attributes(f);
-      KernelInfo info;
-      info.expression = k.expression;
-      info.lowered = k.lowered;
-      info.demangled = k.demangled;
-      info.param_types = k.param_types;
-      info.param_sizes = a.param_sizes;
-      info.static_shared = a.static_shared;
-      info.max_threads = a.max_threads;
+      const KernelInfo info = kernel_info(k, kernel_attributes(f));
       try {
         module->kernels[k.expression] = plan_kernel(info, kernel_param_types(info, src.text));
       } catch (const PlanError& e) {

@@ -20,15 +20,6 @@ namespace kj::judge {
 
 namespace {
 
-std::string first_lines(const std::string& text, int lines) {
-  std::size_t pos = 0;
-  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
-    pos = text.find('\n', pos);
-    if (pos != std::string::npos) ++pos;
-  }
-  return pos == std::string::npos ? text : text.substr(0, pos);
-}
-
 Clock::time_point after(double seconds) {
   return Clock::now() +
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));

@@ -152,18 +152,7 @@ json WorkerSession::load(const LoadRequest& r) {
   for (const KernelSymbol& k : module.kernels) {
     const CUfunction f = library_->function(k.lowered);
     functions_[k.lowered] = f;
-    const KernelAttributes a = kernel_attributes(f);
-    KernelInfo info;
-    info.expression = k.expression;
-    info.lowered = k.lowered;
-    info.demangled = k.demangled;
-    info.param_types = k.param_types;
-    info.param_sizes = a.param_sizes;
-    info.registers = a.registers;
-    info.static_shared = a.static_shared;
-    info.local_bytes = a.local_bytes;
-    info.max_threads = a.max_threads;
-    reply.kernels.push_back(std::move(info));
+    reply.kernels.push_back(kernel_info(k, kernel_attributes(f)));
   }
   reply.log = module.log;
   reply.from_cache = module.from_cache;

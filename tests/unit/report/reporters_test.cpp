@@ -545,3 +545,12 @@ TEST(Diagnostics, PrintLikeACompiler) {
 }
 
 }  // namespace
+
+TEST(ShellQuote, PlainWordsStayAndTheRestIsQuoted) {
+  EXPECT_EQ(kj::shell_quote("problems/softmax"), "problems/softmax");
+  EXPECT_EQ(kj::shell_quote("08089ad7:public0:1:id"), "08089ad7:public0:1:id");
+  EXPECT_EQ(kj::shell_quote("x*3"), "'x*3'");
+  EXPECT_EQ(kj::shell_quote("~/cand.cu"), "'~/cand.cu'");
+  EXPECT_EQ(kj::shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(kj::shell_quote(""), "''");
+}
