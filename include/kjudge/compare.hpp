@@ -45,6 +45,11 @@ struct CompareInputs {
   bool signed_zero_strict = false;
   Tier tier = Tier::tolerance;
   bool nan_in_inputs = false;           // the case planted NaN in an input (nan = "ignore")
+  // The case planted dtype-max or infinite values in an input: where the precision overflows
+  // (the rounded golden is infinite, or finite while the same-precision reference is not), a
+  // non-finite candidate element is excused instead of failing `nonfinite`. Outside such cases
+  // nothing changes: Infs match by sign, and a non-finite reference never excuses anything.
+  bool extreme_in_inputs = false;
 };
 
 // Judge one output. Throws SpecError when the policy needs a tensor that is missing (relative

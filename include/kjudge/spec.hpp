@@ -76,8 +76,18 @@ struct InputSpec {
   std::vector<Expr> shape;
   Distribution dist;  // default: normal(0, 1) for floats, bernoulli(0.5) for bool, else int(0, 9)
   Domain domain = Domain::any;
+  // The special values this input's special-value cases may plant (names of
+  // special_kind_name: nan, pos_inf, neg_inf, neg_zero, subnormal, dtype_max); empty = every
+  // one the domain and dtype admit. A problem leaves out dtype_max where every implementation
+  // at its precision overflows in an order-dependent way (a dot product of dtype-max values).
+  std::vector<std::string> specials;
+  bool specials_given = false;
   Location where;
 };
+
+// The names `specials` may hold, in the order special-value cases are made.
+inline constexpr std::string_view kSpecialNames[] = {"nan",      "pos_inf",   "neg_inf",
+                                                     "neg_zero", "subnormal", "dtype_max"};
 
 struct ScalarSpec {
   std::string name;

@@ -111,6 +111,11 @@ struct OutputFinding {
   double mismatch_fraction = 0;
   std::int64_t nonfinite = 0;        // of the mismatches, those failing as `nonfinite`
   std::int64_t excused = 0;          // elements the NaN rule exempted from any judgement
+  // In a case with dtype-max or infinite inputs: non-finite candidate elements where the
+  // precision overflows (the rounded golden is infinite, or finite while the same-precision
+  // reference is not). Which Inf or NaN an overflow ends in depends on the order of the
+  // operations; not judged, not a mismatch.
+  std::int64_t overflows_excused = 0;
   std::vector<ElementReport> first;  // first mismatches in flat order (at most 10)
   std::optional<ElementReport> worst;
   ErrorStats stats;

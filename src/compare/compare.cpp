@@ -38,6 +38,13 @@ enum class Status : std::uint8_t {
   judged,         // rounded golden finite, candidate finite: the policy decides
   settled,        // rounded golden non-finite and the candidate matches it
   excused,        // the NaN rule exempts the element from any judgement
+  // In a case with extreme (dtype-max, infinite) inputs, a non-finite candidate value where
+  // the precision overflows: the golden is finite but beyond the dtype's range (it rounds to
+  // Inf; a different order of the same sum meets +Inf and -Inf and gives NaN, or the other
+  // Inf), or it is within range but the same-precision reference overflows there too. Which
+  // non-finite value an overflow ends in depends on the order of operations, so it is not
+  // judged. An infinite golden (an Inf input passed through) is still matched by sign.
+  precision_overflow,
   fail_nonfinite, // a non-finite candidate value the rules do not allow
   fail_mismatch,  // a finite candidate value where the rounded golden is not finite
 };
@@ -162,6 +169,7 @@ struct Reader {
   const float* f32 = nullptr;
   const double* f64 = nullptr;
 
+  Reader() = default;
   explicit Reader(const HostTensor& tensor) : t(&tensor) {
     if (tensor.dtype() == DType::f32) f32 = tensor.data<float>();
     if (tensor.dtype() == DType::f64) f64 = tensor.data<double>();
@@ -232,6 +240,12 @@ const HostTensor& need(const Work& w, const HostTensor* t, const char* what, con
 void classify(Work& w) {
   const NanRule rule = w.in->nan;
   const bool nan_anywhere = rule == NanRule::ignore && w.in->nan_in_inputs;
+  // Precision overflows: only in cases with extreme inputs, and only against a golden (without
+  // one the reference is the basis itself).
+  const bool reference_beside_golden = w.in->extreme_in_inputs && w.in->golden &&
+                                       w.in->reference && is_float(w.in->reference->dtype());
+  const Reader read_ref = reference_beside_golden ? Reader(*w.in->reference) : Reader();
+  const Reader read_golden = reference_beside_golden ? Reader(*w.in->golden) : Reader();
   for (std::size_t i = 0; i < w.size(); ++i) {
     const double b = w.basis[i];
     const double v = w.c[i];
@@ -252,6 +266,8 @@ void classify(Work& w) {
         s = Status::excused;
       else if (std::isfinite(v))
         s = Status::fail_mismatch;
+      else if (reference_beside_golden && std::isfinite(read_golden(i)))
+        s = Status::precision_overflow; // a finite true value beyond the dtype's range
       else
         s = Status::fail_nonfinite; // NaN, or Inf of the other sign
     } else {
@@ -259,6 +275,8 @@ void classify(Work& w) {
         s = Status::judged;
       else if (std::isnan(v) && nan_anywhere)
         s = Status::excused;
+      else if (reference_beside_golden && !std::isfinite(read_ref(i)))
+        s = Status::precision_overflow;
       else
         s = Status::fail_nonfinite;
     }
@@ -988,7 +1006,7 @@ PolicyResult judge_integers(Work& w, OutputFinding& f) {
 // Statistics, worst element, message
 
 void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
-  std::int64_t nonfinite = 0, finite_where_not = 0, bad = 0, excused = 0;
+  std::int64_t nonfinite = 0, finite_where_not = 0, bad = 0, excused = 0, overflows = 0;
   std::int64_t first_nonfinite = -1, first_finite_where_not = -1;
   std::int64_t worst = -1, worst_bad = -1;
   // Severity orders elements for "worst": failing before passing, then by error / allowed,
@@ -1037,6 +1055,9 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
     case Status::excused:
       ++excused;
       continue;
+    case Status::precision_overflow:
+      ++overflows;
+      continue;
     case Status::settled:
       continue;
     case Status::fail_nonfinite:
@@ -1077,6 +1098,7 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
 
   f.nonfinite = nonfinite;
   f.excused = excused;
+  f.overflows_excused = overflows;
   f.mismatches = nonfinite + finite_where_not + bad;
   f.mismatch_fraction =
       w.n > 0 ? static_cast<double>(f.mismatches) / static_cast<double>(w.n) : 0.0;
@@ -1124,6 +1146,10 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
     if (excused > 0)
       f.message +=
           fmt::format(" ({} excused by the NaN rule)", plural(excused, "element", "elements"));
+    if (overflows > 0)
+      f.message += fmt::format(" ({} non-finite where the precision overflows on the extreme "
+                               "inputs, not judged)",
+                               plural(overflows, "element", "elements"));
   } else {
     for (const auto& p : parts)
       f.message += (f.message.empty() ? "" : "; ") + p;

@@ -40,6 +40,10 @@ std::optional<std::string> special_refused(const InputSpec& in, SpecialKind kind
   if (!dtype_admits(in.dtype, kind)) {
     return fmt::format("{} cannot hold {}", dtype_name(in.dtype), special_kind_name(kind));
   }
+  if (in.specials_given &&
+      std::find(in.specials.begin(), in.specials.end(), special_kind_name(kind)) ==
+          in.specials.end())
+    return fmt::format("not in the specials of input '{}'", in.name);
   return std::nullopt;
 }
 

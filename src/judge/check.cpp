@@ -2,10 +2,15 @@
 // verdict"). Per case the oracle makes the inputs, golden and reference; the candidate runs
 // twice in its worker, with two different poisons and red-zone bytes; then the oracle judges,
 // in DESIGN.md's precedence: crash > timeout > oob_write > input_modified > unwritten_output >
-// nonfinite > nondeterministic > mismatch. Everything that can go wrong ends in the verdict
+// nonfinite > nondeterministic > mismatch. The GPU side of a case runs on the calling thread
+// (which owns the CUDA context); its comparison, on the host, runs on a pool of threads while
+// the GPU goes on, and findings are taken back in case order. Everything that can go wrong ends in the verdict
 // (FAIL for the candidate's faults, ERROR for the problem's and kjudge's), never in an
 // exception; a machine without a usable GPU gets a SKIP verdict.
+#include <chrono>
 #include <cstdlib>
+#include <deque>
+#include <future>
 #include <memory>
 
 #include <fmt/format.h>
@@ -14,6 +19,7 @@
 #include "judge/limits.hpp"
 #include "judge/oracle.hpp"
 #include "judge/runner.hpp"
+#include "judge/task_pool.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"
@@ -45,67 +51,87 @@ bool did_not_run(Reason r) {
          r == Reason::internal;
 }
 
-struct Judge {
+// What the GPU side of a case leaves for the comparison, all of it on the host, so the
+// comparison can run on another thread while the GPU goes on to the next case.
+struct Gathered {
+  CaseFinding finding;  // id and class; a reason already when the runs failed
+  bool stop = false;    // an ERROR, or a worker that cannot be replaced: no case after this one
+  std::vector<Shape> output_shapes;
+  std::vector<HostTensor> golden, reference, old_outputs;
+  bool nan_in_inputs = false, extreme_in_inputs = false;
+  std::vector<RunOutcome> done; // the runs that ran (one or two)
+};
+
+struct Assessed {
+  CaseFinding finding;
+  bool stop = false;
+};
+
+Gathered stopped(Gathered g, Reason reason, std::string message) {
+  g.finding.reason = reason;
+  g.finding.message = std::move(message);
+  g.stop = true;
+  g.done.clear();
+  return g;
+}
+
+// The GPU side of one case: the oracle's inputs, golden and reference, the --against kernel's
+// outputs, and the candidate's runs. Runs on the thread that owns the CUDA context.
+struct GpuSide {
   const Problem& problem;
-  const CheckOptions& options;
   Oracle& oracle;
   KernelRunner& candidate;
   KernelRunner* against = nullptr;
-  bool poison = true, rerun = true;
-  bool stop = false; // an ERROR, or a worker that cannot be replaced
+  bool rerun = true;
 
-  CaseFinding judge(const Case& c);
+  Gathered gather(const Case& c);
 };
 
-CaseFinding Judge::judge(const Case& c) {
-  CaseFinding f;
+Gathered GpuSide::gather(const Case& c) {
+  Gathered g;
+  CaseFinding& f = g.finding;
   f.case_id = c.id;
   f.case_class = c.case_class();
   f.hidden = c.shapes.hidden;
-  auto error = [&](Reason reason, std::string message) {
-    f.reason = reason;
-    f.message = std::move(message);
-    stop = true;
-    return f;
-  };
 
   CaseData data;
   try {
     data = oracle.prepare(c);
   } catch (const SpecError& e) {
-    return error(Reason::spec_error, e.what());
+    return stopped(std::move(g), Reason::spec_error, e.what());
   }
+  g.output_shapes = data.output_shapes;
+  g.nan_in_inputs = data.nan_in_inputs;
+  g.extreme_in_inputs = data.extreme_in_inputs;
 
-  std::vector<HostTensor> old_outputs;
   if (against) {
     RunOutcome old = against->run(c, data, 0);
     if (old.reason != Reason::none)
-      return error(Reason::spec_error, fmt::format("the --against kernel fails on this case: "
-                                                   "{}: {}",
-                                                   reason_name(old.reason), old.message));
+      return stopped(std::move(g), Reason::spec_error,
+                     fmt::format("the --against kernel fails on this case: {}: {}",
+                                 reason_name(old.reason), old.message));
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
       if (!old.poisoned[o]) continue;
       const Unwritten u =
           find_unwritten(old.outputs[o], poison_pattern(0, problem.outputs[o].dtype), nullptr, 0);
       if (u.count > 0)
-        return error(Reason::spec_error,
-                     fmt::format("the --against kernel leaves {} elements of '{}' unwritten",
-                                 u.count, problem.outputs[o].name));
+        return stopped(std::move(g), Reason::spec_error,
+                       fmt::format("the --against kernel leaves {} elements of '{}' unwritten",
+                                   u.count, problem.outputs[o].name));
     }
-    old_outputs = std::move(old.outputs);
+    g.old_outputs = std::move(old.outputs);
   }
 
   const int runs = rerun ? 2 : 1;
-  std::vector<RunOutcome> done;
   for (int run = 0; run < runs; ++run) {
     RunOutcome r = candidate.run(c, data, run);
     const std::string prefix = runs > 1 ? fmt::format("run {} of {}: ", run + 1, runs) : "";
     if (did_not_run(r.reason)) {
       f.reason = r.reason;
       f.message = prefix + r.message;
-      if (r.reason == Reason::internal) stop = true;
+      if (r.reason == Reason::internal) g.stop = true;
       if ((r.reason == Reason::crash || r.reason == Reason::timeout) && !candidate.restartable())
-        stop = true;
+        g.stop = true;
       break;
     }
     if (r.reason != Reason::none && worse_reason(f.reason, r.reason) == r.reason &&
@@ -113,27 +139,47 @@ CaseFinding Judge::judge(const Case& c) {
       f.reason = r.reason;
       f.message = prefix + r.message;
     }
-    done.push_back(std::move(r));
+    g.done.push_back(std::move(r));
     // Once memory was damaged the second run cannot change the reason (only a crash ranks
     // higher, and the case already fails).
     if (f.reason != Reason::none) break;
   }
-  if (done.empty()) return f;
+  if (!g.done.empty()) {
+    g.golden = std::move(data.golden);
+    g.reference = std::move(data.reference);
+  }
+  return g;
+}
 
-  const RunOutcome& first = done.front();
-  const RunOutcome* second = done.size() > 1 ? &done[1] : nullptr;
+// The host side of one case: unwritten elements, the policy and the rerun's bits, per output.
+// Touches no CUDA state, so any thread may run it.
+struct HostSide {
+  const Problem& problem;
+  bool poison = true;
+  bool against = false;
+
+  Assessed assess(Gathered g) const;
+};
+
+Assessed HostSide::assess(Gathered g) const {
+  Assessed result{std::move(g.finding), g.stop};
+  CaseFinding& f = result.finding;
+  if (g.done.empty()) return result;
+
+  const RunOutcome& first = g.done.front();
+  const RunOutcome* second = g.done.size() > 1 ? &g.done[1] : nullptr;
   try {
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
       const OutputSpec& spec = problem.outputs[o];
-      const Shape& shape = data.output_shapes[o];
+      const Shape& shape = g.output_shapes[o];
       const HostTensor& a = first.outputs[o];
       const HostTensor* b = second ? &second->outputs[o] : nullptr;
       if (poison && first.poisoned[o]) {
         const Unwritten u =
             find_unwritten(a, poison_pattern(0, spec.dtype), b, poison_pattern(1, spec.dtype));
         if (u.count > 0) {
-          f.outputs.push_back(unwritten_finding(spec, shape, u, a,
-                                                data.golden.empty() ? nullptr : &data.golden[o]));
+          f.outputs.push_back(
+              unwritten_finding(spec, shape, u, a, g.golden.empty() ? nullptr : &g.golden[o]));
           continue;
         }
       }
@@ -141,16 +187,17 @@ CaseFinding Judge::judge(const Case& c) {
       in.spec = &spec;
       in.actual = &a;
       if (against) {
-        in.reference = &old_outputs[o];
+        in.reference = &g.old_outputs[o];
         in.tier = Tier::exact;
       } else {
-        in.golden = &data.golden[o];
-        in.reference = &data.reference[o];
+        in.golden = &g.golden[o];
+        in.reference = &g.reference[o];
         in.tier = problem.tier;
       }
       in.nan = problem.nan;
       in.signed_zero_strict = problem.signed_zero_strict;
-      in.nan_in_inputs = data.nan_in_inputs;
+      in.nan_in_inputs = g.nan_in_inputs;
+      in.extreme_in_inputs = g.extreme_in_inputs;
       OutputFinding judged = compare_output(in);
       if (b) {
         const Differences d = find_differences(a, *b);
@@ -168,9 +215,30 @@ CaseFinding Judge::judge(const Case& c) {
       f.outputs.push_back(std::move(judged));
     }
   } catch (const SpecError& e) {
-    return error(Reason::spec_error, e.what());
+    f.outputs.clear();
+    f.reason = Reason::spec_error;
+    f.message = e.what();
+    result.stop = true;
   }
-  return f;
+  settle(f);
+  return result;
+}
+
+// The elements of all outputs of the largest case, for sizing the comparison threads.
+std::uint64_t largest_case_elements(const Problem& problem, const std::vector<const Case*>& cases) {
+  std::uint64_t largest = 0;
+  for (const Case* c : cases) {
+    try {
+      const Env env = shape_env(problem, c->shapes.dims);
+      std::uint64_t sum = 0;
+      for (const auto& out : problem.outputs)
+        sum += static_cast<std::uint64_t>(checked_numel(eval_shape(out.shape, env)));
+      largest = std::max(largest, sum);
+    } catch (const SpecError&) {
+      // The oracle reports the bad shape when it reaches the case.
+    }
+  }
+  return largest;
 }
 
 std::string driver_version_text(int v) {
@@ -308,17 +376,39 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                         failed->message));
     }
 
-    Judge judge{problem, options, oracle, runner, old_runner.get()};
-    judge.poison = ro.poison;
-    judge.rerun = !defence_disabled("rerun");
+    GpuSide gpu{problem, oracle, runner, old_runner.get(), !defence_disabled("rerun")};
+    const HostSide host{problem, ro.poison, options.against.has_value()};
+    // Comparisons run on the pool, in case order, while this thread drives the GPU through the
+    // next cases; at most two per pool thread wait, bounding the host copies held.
+    TaskPool pool(comparison_threads(largest_case_elements(problem, cases)));
+    const std::size_t window = 2 * static_cast<std::size_t>(pool.size());
+    std::deque<std::future<Assessed>> pending;
+    bool halted = false;
+    auto take_oldest = [&] {
+      Assessed a = pending.front().get();
+      pending.pop_front();
+      if (halted) return; // a case after the one that stopped the check: dropped
+      if (options.on_case) options.on_case(a.finding);
+      const bool failed = !a.finding.pass();
+      v.cases.push_back(std::move(a.finding));
+      if (a.stop || (failed && options.fail_fast)) halted = true;
+    };
+    auto ready = [](const std::future<Assessed>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    };
     for (const Case* c : cases) {
-      CaseFinding finding = judge.judge(*c);
-      settle(finding);
-      if (options.on_case) options.on_case(finding);
-      const bool failed = !finding.pass();
-      v.cases.push_back(std::move(finding));
-      if (judge.stop || (failed && options.fail_fast)) break;
+      if (halted) break;
+      Gathered g = gpu.gather(*c);
+      const bool stop_after = g.stop;
+      pending.push_back(pool.submit([&host, g = std::move(g)]() mutable {
+        return host.assess(std::move(g));
+      }));
+      while (!pending.empty() && (pending.size() > window || ready(pending.front()) || stop_after))
+        take_oldest();
+      if (stop_after) break;
     }
+    while (!pending.empty())
+      take_oldest();
   } catch (const SpecError& e) {
     return fail_early(Reason::spec_error, e.what());
   } catch (const CudaError& e) {

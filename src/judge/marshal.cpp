@@ -454,10 +454,18 @@ void check_plan_types(const std::vector<LaunchSpec>& launches,
         if (is_float(s->dtype) && !is_float_value(p.value))
           throw PlanError(fmt::format("{}: scalar '{}' is {}, but {} is an integer type", what,
                                       s->name, dtype_name(s->dtype), param_text(p, i)));
+        if (!is_float(s->dtype) && is_float_value(p.value))
+          throw PlanError(fmt::format("{}: scalar '{}' is {}, but {} is floating-point", what,
+                                      s->name, dtype_name(s->dtype), param_text(p, i)));
         continue;
       }
       if (i >= l.arg_exprs.size() || !l.arg_exprs[i])
         throw PlanError(fmt::format("{}: names no tensor, scalar or dim", what));
+      // Dims and expressions of dims are integers; their bytes in a float parameter would be
+      // read as some unrelated value (a C++ call converts, a launch does not).
+      if (is_float_value(p.value))
+        throw PlanError(fmt::format("{}: an integer expression, but {} is floating-point", what,
+                                    param_text(p, i)));
     }
   }
 }

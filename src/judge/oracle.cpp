@@ -340,6 +340,9 @@ CaseData Oracle::prepare(const Case& c) {
   for (const auto& out : problem_.outputs)
     data.output_shapes.push_back(eval_shape(out.shape, data.env, out.name, out.where));
   data.nan_in_inputs = c.special && c.special->kind == SpecialKind::nan;
+  data.extreme_in_inputs =
+      c.special && (c.special->kind == SpecialKind::dtype_max ||
+                    c.special->kind == SpecialKind::pos_inf || c.special->kind == SpecialKind::neg_inf);
 
   const CUstream stream = context_.stream();
   const SpecialValues* special = c.special ? &*c.special : nullptr;

@@ -32,6 +32,7 @@ struct CaseData {
   std::vector<HostTensor> reference; // per output, in its dtype
   double reference_s = 0;            // wall time of the reference's launches
   bool nan_in_inputs = false;        // a NaN special-value case
+  bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
   // The reference's and golden's output buffers, kept allocated only under the isolation test
   // switch: there the candidate shares this process, and a harness without isolation keeps its
   // expected outputs in memory the candidate can address (the trap the switch demonstrates).

@@ -78,6 +78,8 @@ void print_output(std::ostream& out, const OutputFinding& f, const ReportOptions
       fmt::format("{} of {} ({:.3g}%)", f.mismatches, f.count, 100.0 * f.mismatch_fraction);
   if (f.nonfinite > 0) counts += fmt::format(", {} non-finite", f.nonfinite);
   if (f.excused > 0) counts += fmt::format("; {} excused by the NaN rule", f.excused);
+  if (f.overflows_excused > 0)
+    counts += fmt::format("; {} excused as overflows of the precision", f.overflows_excused);
   out << fmt::format("    {:<11} {}\n", "mismatches", counts);
   const BoundReport& b = f.bound;
   if (!b.policy.empty()) {

@@ -124,6 +124,7 @@ json to_json(const OutputFinding& f) {
           {"mismatch_fraction", json_number(f.mismatch_fraction)},
           {"nonfinite", f.nonfinite},
           {"excused", f.excused},
+          {"overflows_excused", f.overflows_excused},
           {"first", std::move(first)},
           {"worst", f.worst ? element_json(*f.worst) : json(nullptr)},
           {"stats",

@@ -159,6 +159,7 @@ std::string export_problem_toml(const Problem& p) {
     out += fmt::format("shape = {}\n", exprs(in.shape));
     out += fmt::format("dist = {}\n", quote(in.dist.text));
     out += fmt::format("domain = {}\n", quote(domain_name(in.domain)));
+    if (in.specials_given) out += fmt::format("specials = {}\n", strings(in.specials));
   }
   for (const ScalarSpec& s : p.scalars) {
     out += "\n[[scalar]]\n";

@@ -5,6 +5,7 @@
 // division by zero or an overflowing shape is a load error with a place, not a judge crash.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -368,7 +369,7 @@ struct Loader {
     for (std::size_t i = 0; i < arr.size(); ++i) {
       const std::string field = fmt::format("input[{}]", i);
       const toml::table& t = detail::need_table(arr[i], field, ctx);
-      detail::check_keys(t, {"name", "dtype", "shape", "dist", "domain"}, field, ctx);
+      detail::check_keys(t, {"name", "dtype", "shape", "dist", "domain", "specials"}, field, ctx);
       InputSpec in;
       in.where = ctx.at(t, field);
       const toml::node& name_node = detail::need_key(t, "name", field, ctx);
@@ -393,6 +394,18 @@ struct Loader {
       if (const toml::node* n = t.get("domain"))
         in.domain = need_word<Domain>(*n, detail::join(field, "domain"), ctx, parse_domain,
                                       "any, positive, nonnegative, unit");
+      if (const toml::node* n = t.get("specials")) {
+        const std::string sf = detail::join(field, "specials");
+        in.specials = detail::string_list(*n, sf, ctx);
+        in.specials_given = true;
+        for (const std::string& s : in.specials)
+          if (std::find(std::begin(kSpecialNames), std::end(kSpecialNames), s) ==
+              std::end(kSpecialNames))
+            ctx.fail(*n, sf,
+                     fmt::format("unknown special value '{}' (known: nan, pos_inf, neg_inf, "
+                                 "neg_zero, subnormal, dtype_max)",
+                                 s));
+      }
       p.inputs.push_back(std::move(in));
     }
   }

@@ -279,7 +279,8 @@ __global__ void k(const double* x, const float* y, float* z, int N) {}
 }
 
 TEST_F(Check, ABlockOverTheLimitOnAPerturbedShapeIsALaunchErrorThere) {
-  // 1 + N % 2048 threads: within 1024 on the public and hidden shapes, 2048 on N = 1048575.
+  // 1 + N % 2048 threads: within 1024 on the public and hidden shapes (N = 2^24 gives 1), 2048
+  // on the perturbed N = 2^24 - 1, the first case that exceeds the device's limit.
   const fs::path c = write_candidate("block.cu", R"cu(/* kjudge
 [[launch]]
 kernel = "k"
@@ -295,7 +296,7 @@ __global__ void k(const float* x, const float* y, float* z, int N) {
   const Verdict v = judge("vector_add", c);
   EXPECT_EQ(v.reason, Reason::launch_error) << describe(v);
   ASSERT_TRUE(v.first_failing_case);
-  EXPECT_NE(v.first_failing_case->find("~N=1048575"), std::string::npos) << *v.first_failing_case;
+  EXPECT_NE(v.first_failing_case->find("~N=16777215"), std::string::npos) << *v.first_failing_case;
   EXPECT_GT(v.cases_passed, 0);
 }
 
@@ -370,8 +371,9 @@ struct CliRun {
   std::string out;
 };
 
-// `kjudge ARGS...` with stdout captured (posix_spawn: this process may hold a CUDA context).
-CliRun kjudge(const std::vector<std::string>& args) {
+// `kjudge ARGS...` with stdout captured (posix_spawn: this process may hold a CUDA context),
+// with `extra_env` ("NAME=value") added to this process's environment.
+CliRun kjudge(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
   const fs::path out = temp_dir() / "stdout.txt";
   std::vector<std::string> argv{KJ_KJUDGE_EXE};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -383,9 +385,16 @@ CliRun kjudge(const std::vector<std::string>& args) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> env_strings(extra_env);
+  for (char** e = environ; *e != nullptr; ++e)
+    env_strings.emplace_back(*e); // after extra_env: getenv takes the first of a name
+  std::vector<char*> envp;
+  for (auto& e : env_strings)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
   CliRun r;
-  if (posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), environ) == 0) {
+  if (posix_spawn(&pid, raw[0], &actions, nullptr, raw.data(), envp.data()) == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -414,18 +423,35 @@ TEST_F(Check, CliJsonAndExitCodes) {
 
 // ---- without a GPU ------------------------------------------------------------------------------
 
+// With every device hidden (CUDA_VISIBLE_DEVICES empty) the CLI must end in SKIP and exit 3,
+// never PASS; this runs on GPU machines too, so it is never skipped itself.
 TEST(CheckWithoutGpu, IsASkipThatNeverPasses) {
+  const std::string dir = problem_dir("vector_add").string();
+  const CliRun r = kjudge({"check", dir, "--candidate", dir + "/solutions/basic.cu"},
+                          {"CUDA_VISIBLE_DEVICES="});
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("SKIP(no usable GPU"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+}
+
+// The library's side of the same: check() returns a SKIP verdict with its reason. Only a
+// process that never saw a device can show it, so on a GPU machine the CLI test above stands
+// in for it and this one checks the opposite: a usable GPU judges the cases.
+TEST(CheckWithoutGpu, TheLibraryVerdictIsASkipWithItsReason) {
   std::string why;
-  if (cuda_available(&why)) GTEST_SKIP() << "a GPU is usable: the SKIP verdict cannot happen";
+  if (cuda_available(&why)) {
+    CheckOptions o = fail_fast();
+    o.only_case = enumerate_cases(load_problem(problem_dir("vector_add")), o.cases).cases[0].id;
+    const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu", o);
+    EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+    EXPECT_EQ(v.cases.size(), 1u);
+    return;
+  }
   const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu");
   EXPECT_EQ(v.outcome, Outcome::skip);
   ASSERT_EQ(v.skips.size(), 1u);
   EXPECT_EQ(v.skips[0].rfind("SKIP(no usable GPU: ", 0), 0u) << v.skips[0];
   EXPECT_TRUE(v.cases.empty());
-  const std::string dir = problem_dir("vector_add").string();
-  const CliRun r = kjudge({"check", dir, "--candidate", dir + "/solutions/basic.cu"});
-  EXPECT_EQ(r.code, 3);
-  EXPECT_NE(r.out.find("SKIP(no usable GPU"), std::string::npos) << r.out;
 }
 
 } // namespace

@@ -185,6 +185,27 @@ TEST(EnumerateCases, TransformDomains) {
                          }));
 }
 
+TEST(EnumerateCases, SpecialsListsTheValuesAnInputTakes) {
+  ProblemBuilder b;
+  b.public_set({{"N", 4}}).input("B", DType::f32, {"N"});
+  Problem p = b.build();
+  p.inputs[0].specials = {"nan", "neg_zero"};
+  p.inputs[0].specials_given = true;
+  CaseOptions options;
+  options.seeds = 1;
+  options.transforms = false;
+  const CasePlan plan = enumerate_cases(p, options);
+  EXPECT_EQ(ids(plan), (std::vector<std::string>{"ab12cd34:public0:0:id",
+                                                 "ab12cd34:public0:0:B:nan",
+                                                 "ab12cd34:public0:0:B:neg_zero"}));
+  EXPECT_EQ(skips(plan).size(), 4u);
+  EXPECT_EQ(skips(plan).back(), "public0 B:dtype_max: not in the specials of input 'B'");
+  // An empty list given: no special-value case for the input at all.
+  p.inputs[0].specials.clear();
+  EXPECT_EQ(ids(enumerate_cases(p, options)),
+            (std::vector<std::string>{"ab12cd34:public0:0:id"}));
+}
+
 TEST(EnumerateCases, NoPublicSetMeansNoSpecialCases) {
   ProblemBuilder b;
   b.hidden_set({{"N", 4}}).input("x", DType::f32, {"N"});

@@ -145,6 +145,64 @@ TEST(NonFinite, NanIsNeverAWildcardInTheExpectedTensor) {
   EXPECT_EQ(judge(output(DType::f32, exact()), finite, &golden, &ref).reason, Reason::mismatch);
 }
 
+TEST(NonFinite, OverflowsOfThePrecisionAreExcusedOnlyInExtremeInputCases) {
+  // A row sum of dtype-max inputs: the golden (f64) is finite, the f32 reference overflows to
+  // Inf (element 0) or turns it into NaN (element 1), and so does the candidate.
+  const auto golden = tensor(DType::f64, {10.5, 2e38, 3.0});
+  const auto ref = tensor(DType::f32, {k_nan, k_inf, 3.0});
+  const auto cand = tensor(DType::f32, {k_nan, k_nan, 3.0});
+  const auto spec = output(DType::f32, relative());
+  CompareInputs in;
+  in.spec = &spec;
+  in.actual = &cand;
+  in.golden = &golden;
+  in.reference = &ref;
+  in.extreme_in_inputs = true;
+  OutputFinding f = compare_output(in);
+  EXPECT_EQ(f.reason, Reason::none) << f.message;
+  EXPECT_EQ(f.overflows_excused, 2);
+  EXPECT_NE(f.message.find("precision overflows"), std::string::npos) << f.message;
+  // A golden that rounds to -Inf: an f32 sum in some order overflows to +Inf first, or meets
+  // both Infs and gives NaN; either is the same overflow. A finite value there is not.
+  const auto golden_inf = tensor(DType::f64, {-1e39, -1e39, -1e39, -1e39});
+  const auto ref_inf = tensor(DType::f32, {k_inf, -k_inf, -k_inf, -k_inf});
+  const auto cand_inf = tensor(DType::f32, {k_inf, k_nan, -k_inf, 1.0});
+  in.golden = &golden_inf;
+  in.reference = &ref_inf;
+  in.actual = &cand_inf;
+  f = compare_output(in);
+  EXPECT_EQ(f.reason, Reason::mismatch) << f.message; // element 3: finite where -Inf is due
+  EXPECT_EQ(f.overflows_excused, 2);
+  EXPECT_EQ(f.nonfinite, 0);
+  EXPECT_EQ(f.mismatches, 1);
+  // An Inf input passed through (relu(+Inf)) is no overflow: its sign is still judged.
+  const auto golden_passed = tensor(DType::f64, {k_inf, k_inf});
+  const auto ref_passed = tensor(DType::f32, {k_inf, k_inf});
+  const auto cand_passed = tensor(DType::f32, {-k_inf, k_nan});
+  in.golden = &golden_passed;
+  in.reference = &ref_passed;
+  in.actual = &cand_passed;
+  f = compare_output(in);
+  EXPECT_EQ(f.reason, Reason::nonfinite) << f.message;
+  EXPECT_EQ(f.nonfinite, 2);
+  EXPECT_EQ(f.overflows_excused, 0);
+  in.golden = &golden;
+  in.reference = &ref;
+  // Where the reference stays finite the rule does not reach: a NaN there still fails.
+  const auto worse = tensor(DType::f32, {k_nan, k_nan, k_nan});
+  in.actual = &worse;
+  f = compare_output(in);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  EXPECT_EQ(f.nonfinite, 1);
+  // Outside a dtype-max or infinity case a non-finite reference excuses nothing.
+  in.actual = &cand;
+  in.extreme_in_inputs = false;
+  f = compare_output(in);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  EXPECT_EQ(f.nonfinite, 2);
+  EXPECT_EQ(f.overflows_excused, 0);
+}
+
 TEST(NonFinite, NonfiniteTakesPrecedenceOverMismatch) {
   const auto golden = tensor(DType::f64, {1.0, 1.0, 1.0, 1.0});
   const auto cand = tensor(DType::f32, {2.0, k_nan, 1.0, 3.0});

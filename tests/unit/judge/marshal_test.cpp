@@ -314,6 +314,13 @@ TEST(Marshal, TypeMismatches) {
   EXPECT_TRUE(contains(e, "a tensor, but parameter 0 ('float') is not a pointer")) << e;
   e = with_k({"float const*", "int const*", "float*", "int", "int", "long long"});
   EXPECT_TRUE(contains(e, "scalar 'eps' is f32, but parameter 3 ('int') is an integer type")) << e;
+  // A dim in a float parameter: the trap of layernorm/traps/float_dim_param.cu.
+  e = with_k({"float const*", "int const*", "float*", "float", "int", "float"});
+  EXPECT_TRUE(contains(e, "an integer expression, but parameter 5 ('float') is floating-point"))
+      << e;
+  e = with_k({"float const*", "int const*", "float*", "float", "double", "long long"});
+  EXPECT_TRUE(contains(e, "scalar 'groups' is i32, but parameter 4 ('double') is floating-point"))
+      << e;
   e = with_k({"float const*", "int const*", "float*", "float", "int*", "long long"});
   EXPECT_TRUE(contains(e, "not a tensor, but parameter 4 ('int*') is a pointer")) << e;
   e = with_k({"float const*", "int const*", "float*", "float", "Params", "long long"});

@@ -406,6 +406,10 @@ TEST(Problem, InMemoryErrors) {
       {"shape = [\"R\", \"C\"]\n\n[[output]]",
        "shape = [\"R\", \"C\"]\ndomain = \"real\"\n\n[[output]]", "input[0].domain",
        "unknown value 'real' (known: any, positive, nonnegative, unit)"},
+      {"shape = [\"R\", \"C\"]\n\n[[output]]",
+       "shape = [\"R\", \"C\"]\nspecials = [\"nan\", \"huge\"]\n\n[[output]]", "input[0].specials",
+       "unknown special value 'huge' (known: nan, pos_inf, neg_inf, neg_zero, subnormal, "
+       "dtype_max)"},
       {"shape = [\"R\", \"C\"]\n\n[[output]]", "shape = [\"R\", \"C - 50\"]\n\n[[output]]",
        "input[0].shape[1]",
        "shape of 'x' has a negative dim: shape[1] = 'C - 50' is -43 for dims.hidden[0]"},
