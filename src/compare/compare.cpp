@@ -372,15 +372,25 @@ PolicyResult judge_relative(Work& w, const PolicySpec& p, OutputFinding& f) {
     for (int d = axis + 1; d < rank; ++d)
       stride *= w.shape[static_cast<std::size_t>(d)];
   }
-  auto slice_of = [&](std::size_t i) {
-    return static_cast<std::size_t>((static_cast<std::int64_t>(i) / stride) % extent);
+  // slice(i) = (i / stride) % extent, stepped along i without a division per element (two
+  // 64-bit divisions per element were a large part of judging a big output).
+  struct SliceCursor {
+    std::int64_t stride, extent, within = 0, slice = 0;
+    std::size_t operator*() const { return static_cast<std::size_t>(slice); }
+    void next() {
+      if (++within == stride) {
+        within = 0;
+        if (++slice == extent) slice = 0;
+      }
+    }
   };
 
   RelAcc whole;
   std::vector<RelAcc> slices(sliced ? static_cast<std::size_t>(extent) : 0);
   std::int64_t ref_nonfinite = 0;
   const Reader read_golden(golden), read_ref(ref);
-  for (std::size_t i = 0; i < w.size(); ++i) {
+  SliceCursor at{stride, sliced ? extent : 1};
+  for (std::size_t i = 0; i < w.size(); ++i, at.next()) {
     if (w.status[i] != Status::judged) continue;
     const double g = read_golden(i);
     const double e = std::fabs(w.c[i] - g);
@@ -391,7 +401,7 @@ PolicyResult judge_relative(Work& w, const PolicySpec& p, OutputFinding& f) {
     w.x[i] = g;
     w.err[i] = e;
     whole.add(e, er, g);
-    if (sliced) slices[slice_of(i)].add(e, er, g);
+    if (sliced) slices[*at].add(e, er, g);
   }
 
   const RelBound wb = rel_bound(whole, w.dtype, k);
@@ -400,11 +410,12 @@ PolicyResult judge_relative(Work& w, const PolicySpec& p, OutputFinding& f) {
   for (const auto& a : slices)
     sb.push_back(rel_bound(a, w.dtype, k));
 
-  for (std::size_t i = 0; i < w.size(); ++i) {
+  at = SliceCursor{stride, sliced ? extent : 1};
+  for (std::size_t i = 0; i < w.size(); ++i, at.next()) {
     if (w.status[i] != Status::judged) continue;
     // A slice's max bound is never looser than the whole tensor's (a max over fewer elements,
     // a floor at a smaller scale), so it is the bound the element was held to.
-    w.allowed[i] = sliced ? sb[slice_of(i)].max_bound : wb.max_bound;
+    w.allowed[i] = sliced ? sb[*at].max_bound : wb.max_bound;
     w.bad[i] = !(w.err[i] <= w.allowed[i]);
   }
 
