@@ -109,7 +109,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
 }
 
 int run_worker(const std::vector<std::string>& args, std::ostream& err) {
-  int fd = -1, device = 0;
+  int fd = -1, device = 0, memory_mb = -1;
+  bool compile_only = false;
   auto number = [&](std::size_t i, const char* what) {
     if (i >= args.size()) throw SpecError({"", what, 0, 0}, "a number is missing");
     try {
@@ -126,6 +127,10 @@ int run_worker(const std::vector<std::string>& args, std::ostream& err) {
       fd = number(++i, "--fd");
     } else if (args[i] == "--device") {
       device = number(++i, "--device");
+    } else if (args[i] == "--compile-only") {
+      compile_only = true;
+    } else if (args[i] == "--memory-mb") {
+      memory_mb = number(++i, "--memory-mb");
     } else {
       throw SpecError({"", "--worker", 0, 0}, fmt::format("unknown argument '{}'", args[i]));
     }
@@ -133,6 +138,11 @@ int run_worker(const std::vector<std::string>& args, std::ostream& err) {
   if (fd < 0) {
     err << "kjudge --worker: --fd N is required (the worker is started by `kjudge check`)\n";
     return static_cast<int>(ExitCode::spec_error);
+  }
+  if (compile_only) {
+    const std::uint64_t cap =
+        memory_mb < 0 ? kCompileMemoryCapBytes : static_cast<std::uint64_t>(memory_mb) << 20;
+    return compile_worker_main(fd, cap);
   }
   return worker_main(fd, device);
 }

@@ -19,6 +19,10 @@
 
 namespace kj {
 
+// The default cap of a candidate's compile: 4 GiB of address space, several times what NVRTC
+// takes for a kernel that includes CUB.
+inline constexpr std::uint64_t kCompileMemoryCapBytes = std::uint64_t{4} << 30;
+
 struct CheckOptions {
   CaseOptions cases;
   bool fail_fast = false;                   // stop at the first failing case
@@ -31,7 +35,8 @@ struct CheckOptions {
                                             // by find_kjudge_include(self_exe)
   double deadline_factor = 20;              // per run: max(factor x reference time, min)
   double deadline_min_s = 1;                //   plus the copies' allowance (judge/deadline.hpp)
-  double compile_deadline_s = 300;          // a candidate's NVRTC compile in the worker
+  double compile_deadline_s = 300;          // a candidate's NVRTC compile in its own process
+  std::uint64_t compile_memory_cap = kCompileMemoryCapBytes; // that process's address space
   double startup_deadline_s = 60;           // a worker's start (process, driver, context)
   std::function<void(const CaseFinding&)> on_case;  // called as each case finishes
 };
@@ -51,6 +56,12 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
 // returns the process exit code: 0 when the oracle closed the socket or said "exit", 1 after a
 // sticky CUDA error, 3 when the worker could not start or refused the device.
 int worker_main(int socket_fd, int device = 0);
+
+// The compile-only worker (`kjudge --worker --compile-only --fd N --memory-mb M`): caps its own
+// address space at `memory_cap_bytes` (0: no cap), greets, compiles one "compile" request with
+// NVRTC (no CUDA context is ever made here) and replies with the module or a compile_error.
+// Returns 0 after replying or when the oracle closed the socket, 3 when it cannot start.
+int compile_worker_main(int socket_fd, std::uint64_t memory_cap_bytes);
 
 // Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
 // next to the executable (../include, ../../include for a build tree, ../share/kjudge/include

@@ -345,6 +345,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     ro.in_process = defence_disabled("isolation");
     ro.startup_s = options.startup_deadline_s;
     ro.compile_s = options.compile_deadline_s;
+    ro.compile_memory_cap = options.compile_memory_cap;
     ro.deadline_factor = options.deadline_factor;
     ro.deadline_min_s = options.deadline_min_s;
     ro.cache_dir = options.cache_dir.string();
@@ -352,7 +353,9 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     ro.redzone = !defence_disabled("redzone");
     ro.poison = !defence_disabled("poison");
     ro.input_hash = !defence_disabled("input_hash");
-    if (!ro.in_process && ro.self_exe.empty())
+    // Even the in-process worker of the isolation switch gets its module from the compile-only
+    // worker, which is this executable too.
+    if (ro.self_exe.empty())
       return fail_early(Reason::internal, "CheckOptions::self_exe is empty: no worker to start");
 
     KernelRunner runner("candidate", candidate, problem, oracle, ro);

@@ -3,6 +3,8 @@
 // a bug (or a worker whose memory was tampered with), never something to paper over.
 #include "judge/messages.hpp"
 
+#include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -118,25 +120,67 @@ BufferRole parse_role(std::string_view name) {
   bad(fmt::format("unknown buffer role '{}'", name));
 }
 
-json to_json(const LoadRequest& r) {
-  return {{"op", "load"},
+json to_json(const CompileRequest& r) {
+  return {{"op", "compile"},
           {"source", r.source},
           {"file_name", r.file_name},
           {"expressions", r.expressions},
           {"options", r.options},
           {"cache_dir", r.cache_dir},
-          {"kjudge_include", r.kjudge_include}};
+          {"kjudge_include", r.kjudge_include},
+          {"arch", r.arch},
+          {"arch_specific", r.arch_specific}};
 }
 
-LoadRequest load_request_from_json(const json& j) {
-  LoadRequest r;
+CompileRequest compile_request_from_json(const json& j) {
+  CompileRequest r;
   r.source = get_string(j, "source");
   r.file_name = get_string(j, "file_name");
   r.expressions = get_strings(j, "expressions");
   r.options = get_strings(j, "options");
   r.cache_dir = get_string(j, "cache_dir");
   r.kjudge_include = get_string(j, "kjudge_include");
+  r.arch = get_int(j, "arch");
+  r.arch_specific = get_bool(j, "arch_specific");
   return r;
+}
+
+json to_json(const ModuleMessage& m, std::string_view op) {
+  json kernels = json::array();
+  for (const KernelSymbol& k : m.kernels)
+    kernels.push_back({{"expression", k.expression},
+                       {"lowered", k.lowered},
+                       {"demangled", k.demangled},
+                       {"param_types", k.param_types},
+                       {"extern_c", k.extern_c}});
+  json j = {{"cubin", to_hex(std::as_bytes(std::span(m.cubin)))},
+            {"kernels", std::move(kernels)},
+            {"log", m.log},
+            {"from_cache", m.from_cache}};
+  if (op.empty())
+    j["ok"] = true;
+  else
+    j["op"] = op;
+  return j;
+}
+
+ModuleMessage module_message_from_json(const json& j) {
+  ModuleMessage m;
+  const std::vector<std::byte> bytes = from_hex(get_string(j, "cubin"));
+  m.cubin.resize(bytes.size());
+  std::memcpy(m.cubin.data(), bytes.data(), bytes.size());
+  for (const json& k : get_array(j, "kernels")) {
+    KernelSymbol s;
+    s.expression = get_string(k, "expression");
+    s.lowered = get_string(k, "lowered");
+    s.demangled = get_string(k, "demangled");
+    s.param_types = get_strings(k, "param_types");
+    s.extern_c = get_bool(k, "extern_c");
+    m.kernels.push_back(std::move(s));
+  }
+  m.log = get_string(j, "log");
+  m.from_cache = get_bool(j, "from_cache");
+  return m;
 }
 
 json to_json(const RunRequest& r) {

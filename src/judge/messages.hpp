@@ -5,7 +5,13 @@
 //
 //   worker -> oracle, once at start   {"ready": true, "pid", "device", "cc"}
 //                                     or {"error": "internal", "message"} and exit
-//   {"op": "load", ...LoadRequest}    -> {"ok": true, "kernels": [...], "log", "from_cache"}
+//   {"op": "load", ...ModuleMessage}  -> {"ok": true, "kernels": [...], "log", "from_cache"}
+//                                        or {"error": "compile_error", "message"} (the
+//                                        driver refuses the CUBIN)
+//
+// The compile-only worker (`kjudge --worker --compile-only`), one request per process:
+//   worker -> oracle, once at start   {"ready": true, "pid", "compiler": true}
+//   {"op": "compile", ...CompileRequest} -> {"ok": true, ...ModuleMessage}
 //                                        or {"error": "compile_error", "message", "log"}
 //   {"op": "run", ...RunRequest}      -> {"ok": true, "buffers": [...], "elapsed_ms"}
 //                                        or {"error": "launch_error" | "crash" |
@@ -84,13 +90,27 @@ struct RunReply {
   double elapsed_ms = 0; // host wall time of the launches and the synchronisation
 };
 
-struct LoadRequest {
+// "compile", to the compile-only worker (`kjudge --worker --compile-only`): NVRTC runs in a
+// process of its own, with no CUDA context and under a memory cap, so a source that makes the
+// compiler explode costs that process only.
+struct CompileRequest {
   std::string source;
   std::string file_name;
   std::vector<std::string> expressions;
   std::vector<std::string> options;
   std::string cache_dir;      // empty: no cache
   std::string kjudge_include; // folder holding kjudge/device.cuh; empty: the default
+  int arch = 90;
+  bool arch_specific = false;
+};
+
+// The compiled module as the compile-only worker replies it and the CUDA worker's "load"
+// receives it: the CUBIN and the kernels' symbols (the CUDA worker never sees the source).
+struct ModuleMessage {
+  std::vector<char> cubin;
+  std::vector<KernelSymbol> kernels; // one per expression, same order
+  std::string log;
+  bool from_cache = false;
 };
 
 struct KernelInfo {
@@ -121,14 +141,17 @@ struct ErrorReply {
   std::string buffer; // out_of_memory: the buffer that did not fit
 };
 
-nlohmann::json to_json(const LoadRequest& r);
+nlohmann::json to_json(const CompileRequest& r);
+// A module as a "load" request (op = "load") or as the compile reply (op empty: {"ok": true}).
+nlohmann::json to_json(const ModuleMessage& m, std::string_view op);
 nlohmann::json to_json(const RunRequest& r);
 nlohmann::json to_json(const LoadReply& r);
 nlohmann::json to_json(const RunReply& r);
 nlohmann::json to_json(const ErrorReply& r);
 
 // The inverses; they throw std::invalid_argument naming the field on a malformed message.
-LoadRequest load_request_from_json(const nlohmann::json& j);
+CompileRequest compile_request_from_json(const nlohmann::json& j);
+ModuleMessage module_message_from_json(const nlohmann::json& j);
 RunRequest run_request_from_json(const nlohmann::json& j);
 LoadReply load_reply_from_json(const nlohmann::json& j);
 RunReply run_reply_from_json(const nlohmann::json& j);

@@ -54,7 +54,82 @@ void KernelRunner::drop_worker() {
 }
 
 std::optional<StartFailure> KernelRunner::start() {
+  if (auto failed = compile()) return failed;
   return spawn_and_load(true);
+}
+
+std::optional<StartFailure> KernelRunner::compile() {
+  auto fail = [](Reason reason, std::string message) {
+    return StartFailure{reason, std::move(message)};
+  };
+  std::unique_ptr<WorkerProcess> compiler;
+  try {
+    compiler = std::make_unique<WorkerProcess>(std::vector<std::string>{
+        options_.self_exe.string(), "--worker", "--compile-only", "--fd", "{fd}", "--memory-mb",
+        std::to_string(options_.compile_memory_cap >> 20)});
+  } catch (const std::exception& e) {
+    return fail(Reason::internal, fmt::format("cannot start the compiler's worker: {}", e.what()));
+  }
+  const Reply hello = compiler->hello(after(options_.startup_s));
+  if (hello.status != Reply::Status::ok)
+    return fail(Reason::internal,
+                fmt::format("the compiler's worker did not start: {}",
+                            hello.status == Reply::Status::error ? hello.error.message
+                                                                 : hello.detail));
+  const DeviceInfo& device = oracle_.context().info();
+  CompileRequest request;
+  request.source = kernel_.source.text;
+  request.file_name = kernel_.path.filename().string();
+  request.expressions = distinct_expressions(launches_, index_of_launch_);
+  request.options = kernel_.options;
+  request.cache_dir = options_.cache_dir;
+  request.kjudge_include = options_.kjudge_include;
+  request.arch = device.cc_major * 10 + device.cc_minor;
+  // sm_90a and later: the architecture-specific instructions (wgmma, setmaxnreg) fast Hopper
+  // kernels use. The CUBIN runs on exactly this device, which is the one it is compiled for.
+  request.arch_specific = device.cc_major >= 9;
+  const Reply reply = compiler->request(to_json(request), after(options_.compile_s));
+  switch (reply.status) {
+  case Reply::Status::ok:
+    break;
+  case Reply::Status::error:
+    if (reply.error.error == "compile_error") {
+      std::string message = reply.error.message;
+      const std::string log = first_lines(reply.error.log, 20);
+      if (!log.empty() && message.find(log) == std::string::npos) message += "\n" + log;
+      // A plan naming a kernel the source does not define (or with template arguments it
+      // does not take) fails NVRTC's name expression: that is a plan/kernel mismatch, the
+      // candidate's launch_error (DESIGN.md), with the lexer's reading as the explanation.
+      for (const Diagnostic& d :
+           check_launch_signatures(problem_, kernel_.source, kernel_.scratch)) {
+        const std::string& field = d.where.field;
+        if (d.severity == Diagnostic::Severity::error && field.size() >= 7 &&
+            field.compare(field.size() - 7, 7, ".kernel") == 0)
+          return fail(Reason::launch_error, fmt::format("{}\n{}", format_diagnostic(d), message));
+      }
+      return fail(Reason::compile_error, message);
+    }
+    return fail(Reason::internal, fmt::format("the compiler's worker failed on the {}: {}", role_,
+                                              reply.error.message));
+  case Reply::Status::timeout:
+    return fail(Reason::compile_error,
+                fmt::format("the {} did not compile within {:.0f} s", role_, options_.compile_s));
+  case Reply::Status::died:
+    return fail(Reason::compile_error,
+                fmt::format("the compiler died compiling the {} ({}; its memory is capped at {} "
+                            "MiB)",
+                            role_, reply.detail, options_.compile_memory_cap >> 20));
+  case Reply::Status::protocol:
+    return fail(Reason::internal, fmt::format("compiler protocol: {}", reply.detail));
+  }
+  try {
+    module_ = module_message_from_json(reply.message);
+  } catch (const std::invalid_argument& e) {
+    return fail(Reason::internal, e.what());
+  }
+  if (module_.kernels.size() != request.expressions.size())
+    return fail(Reason::internal, "the compiler's reply lists the wrong number of kernels");
+  return std::nullopt;
 }
 
 std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
@@ -81,58 +156,35 @@ std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
                                                                 ? hello.error.message
                                                                 : hello.detail));
 
-  LoadRequest load;
-  load.source = kernel_.source.text;
-  load.file_name = kernel_.path.filename().string();
-  std::vector<std::size_t> index_of_launch;
-  load.expressions = distinct_expressions(launches_, index_of_launch);
-  load.options = kernel_.options;
-  load.cache_dir = options_.cache_dir;
-  load.kjudge_include = options_.kjudge_include;
-  const Reply reply = link_->request(to_json(load), after(options_.compile_s));
+  const Reply reply = link_->request(to_json(module_, "load"), after(options_.startup_s));
   switch (reply.status) {
   case Reply::Status::ok:
     break;
   case Reply::Status::error:
-    if (reply.error.error == "compile_error") {
-      std::string message = reply.error.message;
-      const std::string log = first_lines(reply.error.log, 20);
-      if (!log.empty() && message.find(log) == std::string::npos) message += "\n" + log;
-      // A plan naming a kernel the source does not define (or with template arguments it
-      // does not take) fails NVRTC's name expression: that is a plan/kernel mismatch, the
-      // candidate's launch_error (DESIGN.md), with the lexer's reading as the explanation.
-      for (const Diagnostic& d :
-           check_launch_signatures(problem_, kernel_.source, kernel_.scratch)) {
-        const std::string& field = d.where.field;
-        if (d.severity == Diagnostic::Severity::error && field.size() >= 7 &&
-            field.compare(field.size() - 7, 7, ".kernel") == 0)
-          return fail(Reason::launch_error, fmt::format("{}\n{}", format_diagnostic(d), message));
-      }
-      return fail(Reason::compile_error, message);
-    }
+    // The driver refuses the CUBIN (more static shared memory than the device has, ...).
+    if (reply.error.error == "compile_error") return fail(Reason::compile_error, reply.error.message);
     return fail(Reason::internal,
                 fmt::format("the worker failed to load the {}: {}", role_, reply.error.message));
   case Reply::Status::timeout:
-    return fail(Reason::compile_error,
-                fmt::format("the {} did not compile within {:.0f} s", role_, options_.compile_s));
   case Reply::Status::died:
-    return fail(
-        Reason::compile_error,
-        fmt::format("the compiler's worker died compiling the {}: {}", role_, reply.detail));
+    return fail(Reason::internal,
+                fmt::format("the worker did not load the {}: {}", role_,
+                            reply.status == Reply::Status::timeout ? "no reply in time"
+                                                                   : reply.detail));
   case Reply::Status::protocol:
     return fail(Reason::internal, fmt::format("worker protocol: {}", reply.detail));
   }
-  if (!first) return std::nullopt; // a restart loads the same source: the plan is checked
+  if (!first) return std::nullopt; // a restart loads the same module: the plan is checked
 
   try {
     const LoadReply loaded = load_reply_from_json(reply.message);
-    if (loaded.kernels.size() != load.expressions.size())
+    if (loaded.kernels.size() != module_.kernels.size())
       return fail(Reason::internal, "the worker's load reply lists the wrong number of kernels");
     kernels_.clear();
     for (const KernelInfo& info : loaded.kernels)
       kernels_.push_back(plan_kernel(info, kernel_param_types(info, kernel_.source.text)));
     per_launch_.clear();
-    for (const std::size_t i : index_of_launch)
+    for (const std::size_t i : index_of_launch_)
       per_launch_.push_back(&kernels_[i]);
     check_plan_types(launches_, per_launch_, context_);
   } catch (const PlanError& e) {

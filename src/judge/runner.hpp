@@ -1,9 +1,10 @@
 // An untrusted kernel source (the candidate, or the old kernel of --against) driven through a
-// worker: start the worker and compile in it, then per case and run build the request (staging
+// worker: compile it in a compile-only worker (its own process, memory cap, deadline), start
+// the CUDA worker and load the module in it, then per case and run build the request (staging
 // copies of the master inputs, poison, red zones), wait with the watchdog's deadline, and read
 // back what the worker left, checking it in the oracle: red zones, input copies against the
 // master, outputs copied to the host. A worker that crashed or was killed is replaced before
-// the next run, re-sending "load" (the compile cache makes that cheap).
+// the next run and loads the same module again.
 #pragma once
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "judge/marshal.hpp"
 #include "judge/oracle.hpp"
 #include "judge/worker_process.hpp"
+#include "kjudge/judge.hpp"
 #include "kjudge/spec.hpp"
 #include "kjudge/verdict.hpp"
 
@@ -25,6 +27,7 @@ struct RunnerOptions {
   int device = 0;
   bool in_process = false; // the isolation test switch
   double startup_s = 60, compile_s = 300;
+  std::uint64_t compile_memory_cap = kCompileMemoryCapBytes; // the compile process's memory
   double deadline_factor = 20, deadline_min_s = 1;
   std::string cache_dir, kjudge_include;
   // Defences (off only under their test switches).
@@ -58,7 +61,7 @@ public:
                const Oracle& oracle, RunnerOptions options);
   ~KernelRunner();
 
-  // Start a worker and compile; nullopt when the kernels loaded and the plan fits them.
+  // Compile, start a worker and load; nullopt when the kernels loaded and the plan fits them.
   std::optional<StartFailure> start();
   // Run case `c` (run index 0 or 1 picks the poison and the red zones' byte).
   RunOutcome run(const Case& c, const CaseData& data, int run_index);
@@ -67,6 +70,9 @@ public:
   bool restartable() const { return !options_.in_process; }
 
 private:
+  // NVRTC in a compile-only worker process (memory cap, deadline), once per runner: a worker
+  // replaced after a crash loads the same module.
+  std::optional<StartFailure> compile();
   std::optional<StartFailure> spawn_and_load(bool first);
   void drop_worker();
 
@@ -77,6 +83,8 @@ private:
   RunnerOptions options_;
   std::unique_ptr<WorkerLink> link_;
   std::vector<LaunchSpec> launches_;
+  ModuleMessage module_;
+  std::vector<std::size_t> index_of_launch_; // distinct expression of each launch
   std::vector<PlanKernel> kernels_;
   std::vector<const PlanKernel*> per_launch_;
   PlanContext context_;

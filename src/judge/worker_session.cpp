@@ -103,7 +103,7 @@ std::optional<json> WorkerSession::handle(const json& request) {
       buffers_.clear();
       return json{{"ok", true}};
     }
-    if (op == "load") return load(load_request_from_json(request));
+    if (op == "load") return load(module_message_from_json(request));
     if (op == "run") return run(run_request_from_json(request));
     return error_json("internal", fmt::format("unknown op \"{}\"", op));
   } catch (const CudaError& e) {
@@ -119,25 +119,7 @@ std::optional<json> WorkerSession::handle(const json& request) {
   }
 }
 
-json WorkerSession::load(const LoadRequest& r) {
-  CompileOptions options;
-  options.arch = ctx_.info().cc_major * 10 + ctx_.info().cc_minor;
-  // sm_90a and later: the architecture-specific instructions (wgmma, setmaxnreg) fast Hopper
-  // kernels use. The CUBIN runs on exactly this device, which is the one it is compiled for.
-  options.arch_specific = ctx_.info().cc_major >= 9;
-  options.options = r.options;
-  options.kjudge_include = r.kjudge_include;
-  options.cache_dir = r.cache_dir;
-  CompiledModule module;
-  try {
-    module = compile_module(r.source, r.file_name, r.expressions, options);
-  } catch (const CompileError& e) {
-    ErrorReply err;
-    err.error = "compile_error";
-    err.message = e.what();
-    err.log = e.log();
-    return to_json(err);
-  }
+json WorkerSession::load(const ModuleMessage& module) {
   buffers_.clear();
   functions_.clear();
   library_.reset();

@@ -1,5 +1,5 @@
-// The worker's side of the protocol: what `kjudge --worker` does with each message. It compiles
-// the candidate (NVRTC in the worker, so a compiler blow-up costs a worker, not the oracle),
+// The worker's side of the protocol: what `kjudge --worker` does with each message. It loads the
+// module the compile-only worker made (compile_worker.cpp; the source never comes here),
 // allocates each buffer between two red zones, copies its inputs from the oracle's staging
 // copies, fills outputs and scratch with the oracle's poison, launches the plan, synchronises
 // and hands every allocation back by CUDA IPC handle. It judges nothing: the oracle checks red
@@ -50,7 +50,7 @@ private:
     CUdeviceptr inner() const { return buffer.ptr() + redzone; }
   };
 
-  nlohmann::json load(const LoadRequest& request);
+  nlohmann::json load(const ModuleMessage& module);
   nlohmann::json run(const RunRequest& request);
 
   CudaContext ctx_;

@@ -90,23 +90,58 @@ TEST(Messages, RunRequestRoundTrip) {
   EXPECT_EQ(back.redzone_byte, 0xA5);
 }
 
-TEST(Messages, LoadRequestRoundTrip) {
-  LoadRequest r;
+TEST(Messages, CompileRequestRoundTrip) {
+  CompileRequest r;
   r.source = "__global__ void k(float* x) {}\n";
   r.file_name = "cand.cu";
   r.expressions = {"k", "t<4>"};
   r.options = {"-use_fast_math"};
   r.cache_dir = "/tmp/c";
   r.kjudge_include = "/src/include";
+  r.arch = 90;
+  r.arch_specific = true;
   const json j = wire(to_json(r));
-  EXPECT_EQ(j["op"], "load");
-  const LoadRequest b = load_request_from_json(j);
+  EXPECT_EQ(j["op"], "compile");
+  const CompileRequest b = compile_request_from_json(j);
   EXPECT_EQ(b.source, r.source);
   EXPECT_EQ(b.file_name, r.file_name);
   EXPECT_EQ(b.expressions, r.expressions);
   EXPECT_EQ(b.options, r.options);
   EXPECT_EQ(b.cache_dir, r.cache_dir);
   EXPECT_EQ(b.kjudge_include, r.kjudge_include);
+  EXPECT_EQ(b.arch, 90);
+  EXPECT_TRUE(b.arch_specific);
+}
+
+TEST(Messages, ModuleRoundTripAsLoadRequestAndAsCompileReply) {
+  ModuleMessage m;
+  m.cubin = {'\x7f', 'E', 'L', 'F', '\0', '\xff'};
+  kj::KernelSymbol k;
+  k.expression = "t<4>";
+  k.lowered = "_Z1tILi4EEvPf";
+  k.demangled = "void t<4>(float*)";
+  k.param_types = {"float*"};
+  m.kernels = {k};
+  m.log = "warning: unused";
+  m.from_cache = true;
+  const json load = wire(to_json(m, "load"));
+  EXPECT_EQ(load["op"], "load");
+  const json reply = wire(to_json(m, ""));
+  EXPECT_EQ(reply["ok"], true);
+  for (const json& j : {load, reply}) {
+    const ModuleMessage b = module_message_from_json(j);
+    EXPECT_EQ(b.cubin, m.cubin);
+    ASSERT_EQ(b.kernels.size(), 1u);
+    EXPECT_EQ(b.kernels[0].lowered, k.lowered);
+    EXPECT_EQ(b.kernels[0].demangled, k.demangled);
+    EXPECT_EQ(b.kernels[0].param_types, k.param_types);
+    EXPECT_FALSE(b.kernels[0].extern_c);
+    EXPECT_EQ(b.log, m.log);
+    EXPECT_TRUE(b.from_cache);
+  }
+  json broken = load;
+  broken["cubin"] = "abc"; // odd length
+  EXPECT_THROW(module_message_from_json(broken), std::invalid_argument);
 }
 
 TEST(Messages, RepliesRoundTrip) {

@@ -3,7 +3,9 @@
 // --fake-worker MODE FD) that greets, echoes, hangs, crashes, exits, or writes garbage. Each
 // way a worker can end must become the right Reply: timeout (and the worker killed), died with
 // its exit status or signal, protocol for garbage; and a fresh worker works after a dead one.
-// Also worker_main itself, which without a GPU must say why it cannot start and exit 3.
+// Also worker_main itself, which without a GPU must say why it cannot start and exit 3, and the
+// compile-only worker: a module for a good source, a compile_error for a bad one, and a compile
+// that cannot fit its memory cap ends in the worker, not in the oracle.
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -104,10 +106,14 @@ int fake_worker(const std::string& mode, int fd) {
 }
 
 // Runs before gtest's main when this binary is started as a fake worker.
+// Also the real compile-only worker: `--compile-worker MIB FD` runs compile_worker_main, which
+// needs no GPU (NVRTC only), as `kjudge --worker --compile-only` would.
 const bool fake_worker_hook = [] {
   const auto args = own_command_line();
   if (args.size() >= 4 && args[1] == "--fake-worker")
     std::_Exit(fake_worker(args[2], std::stoi(args[3])));
+  if (args.size() >= 4 && args[1] == "--compile-worker")
+    std::_Exit(kj::compile_worker_main(std::stoi(args[3]), std::stoull(args[2]) << 20));
   return true;
 }();
 
@@ -307,6 +313,68 @@ TEST(WorkerMain, WithoutAGpuItSaysWhyAndExits3) {
   EXPECT_EQ(got.message["error"], "internal");
   EXPECT_NE(got.message["message"].get<std::string>().find("cannot start"), std::string::npos);
   EXPECT_EQ(rc, 3);
+}
+
+// ---- the compile-only worker ----------------------------------------------------------------
+
+std::vector<std::string> compile_worker(int memory_mib) {
+  return {"/proc/self/exe", "--compile-worker", std::to_string(memory_mib), "{fd}"};
+}
+
+json compile_request(const std::string& source) {
+  CompileRequest r;
+  r.source = source;
+  r.file_name = "cand.cu";
+  r.expressions = {"scale<float>"};
+  r.kjudge_include = KJ_SOURCE_DIR "/include";
+  r.arch = 90;
+  return to_json(r);
+}
+
+const char* const kTemplateKernel =
+    "template <class T> __global__ void scale(T* x, T a, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) x[i] *= a;\n"
+    "}\n";
+
+TEST(CompileWorker, RepliesWithTheModule) {
+  WorkerProcess w(compile_worker(4096));
+  const Reply hello = w.hello(in_ms(30000));
+  ASSERT_EQ(hello.status, Reply::Status::ok) << hello.detail;
+  EXPECT_EQ(hello.message["compiler"], true);
+  const Reply r = w.request(compile_request(kTemplateKernel), in_ms(120000));
+  ASSERT_EQ(r.status, Reply::Status::ok) << r.detail << r.error.message;
+  const ModuleMessage m = module_message_from_json(r.message);
+  ASSERT_GE(m.cubin.size(), 4u);
+  EXPECT_EQ(std::string(m.cubin.data() + 1, 3), "ELF");
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_EQ(m.kernels[0].param_types, (std::vector<std::string>{"float*", "float", "int"}));
+  // One request per process: the worker has exited after replying.
+  EXPECT_EQ(w.wait(std::chrono::milliseconds(10000)).describe(), "exited with status 0");
+}
+
+TEST(CompileWorker, ACompileErrorIsItsReply) {
+  WorkerProcess w(compile_worker(4096));
+  ASSERT_EQ(w.hello(in_ms(30000)).status, Reply::Status::ok);
+  const Reply r = w.request(compile_request("this is not C++;"), in_ms(120000));
+  ASSERT_EQ(r.status, Reply::Status::error) << r.detail;
+  EXPECT_EQ(r.error.error, "compile_error");
+}
+
+TEST(CompileWorker, ACompileOverItsMemoryCapEndsInTheWorker) {
+  // 64 MiB of address space cannot even hold NVRTC: the compile fails in the worker (an
+  // out-of-memory reply, or the worker dies), and this process goes on unharmed.
+  WorkerProcess w(compile_worker(64));
+  const Reply hello = w.hello(in_ms(30000));
+  if (hello.status != Reply::Status::ok) {
+    EXPECT_EQ(hello.status, Reply::Status::died) << hello.detail;
+    return;
+  }
+  const Reply r = w.request(compile_request(kTemplateKernel), in_ms(120000));
+  if (r.status == Reply::Status::died) return; // an abort inside NVRTC: the worker's alone
+  ASSERT_EQ(r.status, Reply::Status::error) << r.detail;
+  EXPECT_EQ(r.error.error, "compile_error");
+  EXPECT_NE(r.error.message.find("capped at 64 MiB"), std::string::npos) << r.error.message;
 }
 
 } // namespace
