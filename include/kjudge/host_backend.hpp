@@ -1,0 +1,71 @@
+// The host backend (DESIGN.md "Backends"): a CUDA C++ source run on the CPU. The source is
+// rewritten by the lexer (every `__shared__` declaration becomes per-block storage; constructs
+// the CPU cannot run are refused with their place), compiled by the host compiler against
+// kjudge/host/cuda_emulation.hpp into a shared object that holds the whole runtime (threads of
+// a block as fibers, blocks over CPU threads), and loaded with dlopen. Launches take the
+// arguments as cuLaunchKernel does: an array of pointers to each argument's value.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kjudge/error.hpp"
+
+namespace kj {
+
+// A construct the host backend cannot run: "unsupported on host backend: inline PTX (asm) at
+// cand.cu:12". Never a wrong verdict: the caller reports it as such.
+class UnsupportedOnHost : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// The source as the host compiler compiles it: each `__shared__` declaration replaced, on its
+// own line, by a reference to per-block storage (so line numbers stay the source's), and, at
+// the end, one entry per name expression plus the `kj_host_launch` the loader calls. Throws
+// UnsupportedOnHost for inline PTX, tensor-core instructions, grid-wide synchronisation,
+// cooperative groups and CUB, and for a `__shared__` declaration it cannot read.
+std::string rewrite_for_host(std::string_view source, std::string_view file_name,
+                             const std::vector<std::string>& expressions);
+
+struct HostCompileOptions {
+  std::filesystem::path kjudge_include; // folder holding kjudge/ (device.cuh, host/)
+  std::filesystem::path cuda_include;   // the toolkit's include folder (cuda_fp16.h, ...)
+  std::filesystem::path cache_dir;      // where sources and shared objects go; required
+  std::string compiler = "g++";
+  std::vector<std::string> flags;       // extra flags, after kjudge's own
+};
+
+// A loaded shared object made from one source.
+class HostModule {
+public:
+  explicit HostModule(const std::filesystem::path& shared_object);
+  ~HostModule();
+  HostModule(const HostModule&) = delete;
+  HostModule& operator=(const HostModule&) = delete;
+
+  // The kernels in the order of the expressions given to rewrite_for_host.
+  int kernel_count() const;
+  // Runs kernel `index` over the grid with `workers` CPU threads. Returns "" on success, else
+  // what went wrong (an exception in a kernel thread, threads of a block at different barriers).
+  std::string launch(int index, const unsigned grid[3], const unsigned block[3],
+                     unsigned shared_bytes, void** args, unsigned workers) const;
+
+private:
+  void* handle_ = nullptr;
+  int (*count_)() = nullptr;
+  int (*launch_)(int, const unsigned*, const unsigned*, unsigned, void**, unsigned, char*,
+                 unsigned long) = nullptr;
+};
+
+// Rewrite, compile (or find in the cache: the key covers the rewritten text, the compiler's
+// version line, the flags and the emulation header) and load. Throws UnsupportedOnHost, or
+// CompileError (kjudge/nvrtc.hpp) with the compiler's log when the host compiler refuses it.
+std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::string_view file_name,
+                                                const std::vector<std::string>& expressions,
+                                                const HostCompileOptions& options);
+
+} // namespace kj

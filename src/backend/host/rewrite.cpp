@@ -1,0 +1,209 @@
+// rewrite_for_host (kjudge/host_backend.hpp): the lexer's tokens, not a parser. Every
+// `__shared__` declaration is replaced in place by one line that binds its name to per-block
+// storage; what the CPU cannot run is refused with its line, before the host compiler sees it.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "kjudge/host_backend.hpp"
+#include "kjudge/lex.hpp"
+
+namespace kj {
+
+namespace {
+
+using lex::Token;
+using lex::TokenKind;
+
+// Identifiers (and the start of qualified names) the host cannot run, with what to call them.
+struct Refused {
+  std::string_view token;
+  std::string_view construct;
+};
+constexpr Refused kRefused[] = {
+    {"asm", "inline PTX (asm)"},
+    {"__asm__", "inline PTX (asm)"},
+    {"wmma", "tensor-core instructions (wmma)"},
+    {"mma_sync", "tensor-core instructions (mma_sync)"},
+    {"__hmma_m16n16k16_mma_f32f32", "tensor-core instructions"},
+    {"this_grid", "grid-wide synchronisation (cooperative_groups::this_grid)"},
+    {"cooperative_groups", "cooperative groups"},
+    {"cub", "CUB"},
+    {"__syncthreads_count", "__syncthreads_count"},
+    {"__syncthreads_and", "__syncthreads_and"},
+    {"__syncthreads_or", "__syncthreads_or"},
+    {"__match_any_sync", "__match_any_sync"},
+    {"__match_all_sync", "__match_all_sync"},
+    {"__reduce_add_sync", "warp reduce intrinsics"},
+    {"clock64", "clock reads (clock64)"},
+    {"clock", "clock reads (clock)"},
+    {"__nanosleep", "__nanosleep"},
+};
+
+[[noreturn]] void refuse(std::string_view file_name, int line, std::string_view what) {
+  throw UnsupportedOnHost(
+      fmt::format("unsupported on host backend: {} at {}:{}", what, file_name, line));
+}
+
+bool is_ident(const Token& t, std::string_view source, std::string_view text) {
+  return t.kind == TokenKind::identifier && t.text(source) == text;
+}
+bool is_punct(const Token& t, std::string_view source, std::string_view text) {
+  return t.kind == TokenKind::punct && t.text(source) == text;
+}
+
+} // namespace
+
+std::string rewrite_for_host(std::string_view source, std::string_view file_name,
+                             const std::vector<std::string>& expressions) {
+  const lex::LexResult lexed = lex::tokenize(source);
+  if (!lexed.errors.empty())
+    throw UnsupportedOnHost(fmt::format("{}:{}: {}", file_name, lexed.errors.front().line,
+                                        lexed.errors.front().message));
+  for (const Token& t : lexed.tokens) {
+    if (t.kind == TokenKind::preprocessor) {
+      const std::string_view line = t.text(source);
+      if (line.find("cooperative_groups") != std::string_view::npos)
+        refuse(file_name, t.line, "cooperative groups");
+      if (line.find("<cub/") != std::string_view::npos || line.find("\"cub/") != std::string_view::npos)
+        refuse(file_name, t.line, "CUB");
+      if (line.find("mma.h") != std::string_view::npos)
+        refuse(file_name, t.line, "tensor-core instructions (mma.h)");
+    }
+  }
+  const std::vector<Token> code = lex::code_tokens(lexed);
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (code[i].kind != TokenKind::identifier) continue;
+    const std::string_view name = code[i].text(source);
+    for (const Refused& r : kRefused) {
+      if (name != r.token) continue;
+      // `clock` only as a call, the rest wherever they appear.
+      const bool call = i + 1 < code.size() && is_punct(code[i + 1], source, "(");
+      if ((name == "clock" || name == "clock64") && !call) continue;
+      refuse(file_name, code[i].line, r.construct);
+    }
+  }
+
+  // Replace each __shared__ declaration: [extern|static|volatile]* __shared__ [__align__(n)]
+  // type name [dims] ;
+  std::string out;
+  std::size_t copied = 0;
+  int next_id = 0;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (!is_ident(code[i], source, "__shared__")) continue;
+    std::size_t first = i;
+    bool is_extern = false, is_volatile = false;
+    while (first > 0) {
+      const Token& prev = code[first - 1];
+      if (is_ident(prev, source, "extern")) is_extern = true;
+      else if (is_ident(prev, source, "volatile")) is_volatile = true;
+      else if (!is_ident(prev, source, "static")) break;
+      --first;
+    }
+    std::size_t end = i + 1; // the `;`
+    int depth = 0;
+    while (end < code.size()) {
+      const std::string_view tx = code[end].text(source);
+      if (code[end].kind == TokenKind::punct) {
+        if (tx == "(" || tx == "[" || tx == "{") ++depth;
+        else if (tx == ")" || tx == "]" || tx == "}") --depth;
+        else if (tx == ";" && depth == 0) break;
+        else if (tx == "," && depth == 0)
+          refuse(file_name, code[i].line, "a __shared__ declaration of several variables");
+        else if (tx == "=" && depth == 0)
+          refuse(file_name, code[i].line, "an initialised __shared__ variable");
+      }
+      ++end;
+    }
+    if (end >= code.size()) refuse(file_name, code[i].line, "a __shared__ declaration without ';'");
+    // The tokens of type and declarator, without __align__(n) and alignas(n).
+    std::vector<std::size_t> parts;
+    for (std::size_t k = i + 1; k < end; ++k) {
+      if (is_ident(code[k], source, "__align__") || is_ident(code[k], source, "alignas")) {
+        int d = 0;
+        for (++k; k < end; ++k) {
+          if (is_punct(code[k], source, "(")) ++d;
+          if (is_punct(code[k], source, ")") && --d == 0) break;
+        }
+        continue;
+      }
+      if (is_ident(code[k], source, "volatile")) {
+        is_volatile = true;
+        continue;
+      }
+      parts.push_back(k);
+    }
+    // The name: the identifier before the first `[` (or the last token).
+    std::size_t name_at = parts.size();
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      if (is_punct(code[parts[p]], source, "[")) {
+        name_at = p;
+        break;
+      }
+    if (name_at == 0 || name_at > parts.size() ||
+        code[parts[name_at - 1]].kind != TokenKind::identifier)
+      refuse(file_name, code[i].line, "a __shared__ declaration kjudge cannot read");
+    --name_at;
+    auto join = [&](std::size_t from, std::size_t to) {
+      std::string s;
+      for (std::size_t p = from; p < to; ++p) {
+        if (!s.empty()) s += ' ';
+        s += code[parts[p]].text(source);
+      }
+      return s;
+    };
+    const std::string type = (is_volatile ? "volatile " : "") + join(0, name_at);
+    const std::string name(code[parts[name_at]].text(source));
+    const std::string dims = join(name_at + 1, parts.size());
+    if (type.empty()) refuse(file_name, code[i].line, "a __shared__ declaration without a type");
+    std::string replacement;
+    if (is_extern) {
+      if (dims != "[ ]")
+        refuse(file_name, code[i].line, "an extern __shared__ declaration that is not an array []");
+      replacement = fmt::format("{}* {} = ::kjh::dynamic_shared<{}>();", type, name, type);
+    } else {
+      replacement =
+          fmt::format("auto& {} = ::kjh::block_shared<{} {}, {}>();", name, type, dims, next_id++);
+    }
+    const std::size_t from = code[first].offset;
+    const std::size_t to = code[end].offset + code[end].length;
+    out.append(source.substr(copied, from - copied));
+    out += replacement;
+    // Keep the line count: the newlines the declaration spanned follow the replacement.
+    for (std::size_t k = from; k < to; ++k)
+      if (source[k] == '\n') out += '\n';
+    copied = to;
+    i = end;
+  }
+  out.append(source.substr(copied));
+
+  out += "\n// ---- kjudge host backend: entries ----\n";
+  for (std::size_t k = 0; k < expressions.size(); ++k)
+    out += fmt::format("static void kj_entry_{}(void** a) {{ ::kjh::invoke(&{}, a); }}\n", k,
+                       expressions[k]);
+  out += "extern \"C\" int kj_host_kernel_count() { return " + std::to_string(expressions.size()) +
+         "; }\n";
+  out += "static const ::kjh::Entry kj_entries[] = {";
+  for (std::size_t k = 0; k < expressions.size(); ++k)
+    out += fmt::format("{}kj_entry_{}", k ? ", " : "", k);
+  if (expressions.empty()) out += "nullptr";
+  out += "};\n";
+  out += R"(extern "C" int kj_host_launch(int index, const unsigned* grid, const unsigned* block,
+                              unsigned shared, void** args, unsigned workers, char* error,
+                              unsigned long error_len) {
+  try {
+    ::kjh::launch(kj_entries[index], grid, block, shared, args, workers);
+    return 0;
+  } catch (const std::exception& e) {
+    std::snprintf(error, error_len, "%s", e.what());
+  } catch (...) {
+    std::snprintf(error, error_len, "an exception that is not a std::exception");
+  }
+  return 1;
+}
+)";
+  return out;
+}
+
+} // namespace kj
