@@ -27,19 +27,10 @@ using namespace kj::judge;
 namespace {
 
 json compile_error_json(std::string message, std::string log) {
-  ErrorReply e;
-  e.error = "compile_error";
-  e.message = std::move(message);
-  e.log = std::move(log);
-  return to_json(e);
+  return error_json("compile_error", std::move(message), std::move(log));
 }
 
-json internal_json(std::string message) {
-  ErrorReply e;
-  e.error = "internal";
-  e.message = std::move(message);
-  return to_json(e);
-}
+json internal_json(std::string message) { return error_json("internal", std::move(message)); }
 
 json compile(const CompileRequest& r, std::uint64_t cap) {
   CompileOptions options;

@@ -365,6 +365,14 @@ std::optional<ErrorReply> error_reply_from_json(const json& j) {
   return r;
 }
 
+json error_json(std::string error, std::string message, std::string log) {
+  ErrorReply e;
+  e.error = std::move(error);
+  e.message = std::move(message);
+  e.log = std::move(log);
+  return to_json(e);
+}
+
 KernelInfo kernel_info(const KernelSymbol& symbol, const KernelAttributes& attributes) {
   KernelInfo info;
   info.expression = symbol.expression;

@@ -148,6 +148,8 @@ nlohmann::json to_json(const RunRequest& r);
 nlohmann::json to_json(const LoadReply& r);
 nlohmann::json to_json(const RunReply& r);
 nlohmann::json to_json(const ErrorReply& r);
+// An error reply from its parts: {"error", "message"} (and "log" when not empty).
+nlohmann::json error_json(std::string error, std::string message, std::string log = {});
 
 // The inverses; they throw std::invalid_argument naming the field on a malformed message.
 CompileRequest compile_request_from_json(const nlohmann::json& j);

@@ -23,13 +23,6 @@ using nlohmann::json;
 
 namespace {
 
-json error_json(std::string error, std::string message) {
-  ErrorReply e;
-  e.error = std::move(error);
-  e.message = std::move(message);
-  return to_json(e);
-}
-
 // A pattern fill of any length from any 4-byte aligned start: whole words, then the tail bytes
 // as the same little-endian word would have them, never past `bytes` (with no red zone behind
 // the buffer, writing the whole last word would leave the allocation).
