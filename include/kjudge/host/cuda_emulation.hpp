@@ -27,6 +27,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -197,6 +198,55 @@ struct LaunchFailure : std::runtime_error {
 
 inline std::size_t fiber_stack_bytes() { return 256 * 1024; }
 
+// Fiber stacks (with a guard page) kept for reuse: mapping and protecting a fresh stack per CUDA
+// thread cost more than running most kernels' threads. Each CPU thread keeps its own list and
+// hands it to the shared one when it ends, so the next launch's threads find them again.
+class PooledStack {
+  using Stack = boost::context::stack_context;
+  struct Shared {
+    std::mutex mutex;
+    boost::context::protected_fixedsize_stack make{fiber_stack_bytes()};
+    std::vector<Stack> free;
+    ~Shared() {
+      for (auto& s : free) make.deallocate(s);
+    }
+  };
+  static Shared& shared() {
+    static Shared p;
+    return p;
+  }
+  struct Local {
+    std::vector<Stack> free;
+    ~Local() {
+      Shared& p = shared();
+      const std::lock_guard lock(p.mutex);
+      p.free.insert(p.free.end(), free.begin(), free.end());
+    }
+  };
+  static Local& local() {
+    thread_local Local l;
+    return l;
+  }
+
+public:
+  Stack allocate() {
+    Local& l = local();
+    if (l.free.empty()) {
+      Shared& p = shared();
+      const std::lock_guard lock(p.mutex);
+      if (p.free.empty()) return p.make.allocate();
+      // Take up to a block's worth at once.
+      const std::size_t take = std::min<std::size_t>(p.free.size(), 1024);
+      l.free.assign(p.free.end() - static_cast<std::ptrdiff_t>(take), p.free.end());
+      p.free.resize(p.free.size() - take);
+    }
+    const Stack s = l.free.back();
+    l.free.pop_back();
+    return s;
+  }
+  void deallocate(Stack& s) noexcept { local().free.push_back(s); }
+};
+
 // Runs one block to the end: every thread a fiber, resumed in thread order until it waits or
 // returns; barriers release when every live thread (of the block, or of the warp's mask) waits.
 inline void run_block(Entry entry, void** args, Block& b) {
@@ -212,7 +262,7 @@ inline void run_block(Entry entry, void** args, Block& b) {
     t->block = &b;
     Thread* raw = t.get();
     t->fiber = boost::context::fiber(
-        std::allocator_arg, boost::context::protected_fixedsize_stack(fiber_stack_bytes()),
+        std::allocator_arg, PooledStack(),
         [raw, entry, args, &failure](boost::context::fiber&& scheduler) {
           raw->scheduler = std::move(scheduler);
           current_thread = raw;
