@@ -68,4 +68,10 @@ std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::st
                                                 const std::vector<std::string>& expressions,
                                                 const HostCompileOptions& options);
 
+// Confine the calling process (the host worker, after its setup) with a seccomp filter: reads
+// and writes on open descriptors, memory mapping, futexes, time, signals, its own threads and
+// exit stay allowed; everything else (open, exec, fork, sockets, ...) fails with EPERM. Sets
+// no_new_privs. Irreversible; throws std::runtime_error when the filter cannot be loaded.
+void enter_host_sandbox();
+
 } // namespace kj
