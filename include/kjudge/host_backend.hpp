@@ -37,7 +37,15 @@ struct HostCompileOptions {
   std::filesystem::path cache_dir;      // where sources and shared objects go; required
   std::string compiler = "g++";
   std::vector<std::string> flags;       // extra flags, after kjudge's own
+  // Race detection: built with ThreadSanitizer (-fsanitize=thread -g), each CUDA thread a
+  // sanitizer fiber (see cuda_emulation.hpp). Such a module runs only in a process started with
+  // the sanitizer's runtime preloaded (tsan_runtime()); a race is its report on stderr, naming
+  // both accesses in the candidate's source.
+  bool race_detection = false;
 };
+
+// The ThreadSanitizer runtime of `compiler` (for LD_PRELOAD), or empty when it has none.
+std::filesystem::path tsan_runtime(const std::string& compiler = "g++");
 
 // A loaded shared object made from one source.
 class HostModule {
@@ -61,9 +69,14 @@ private:
                  unsigned long) = nullptr;
 };
 
-// Rewrite, compile (or find in the cache: the key covers the rewritten text, the compiler's
-// version line, the flags and the emulation header) and load. Throws UnsupportedOnHost, or
-// CompileError (kjudge/nvrtc.hpp) with the compiler's log when the host compiler refuses it.
+// Rewrite and compile, or find in the cache (the key covers the rewritten text, the compiler's
+// version line, the flags and the emulation header); the shared object's path. Throws
+// UnsupportedOnHost, or CompileError (kjudge/nvrtc.hpp) with the compiler's log when the host
+// compiler refuses it.
+std::filesystem::path build_host_module(std::string_view source, std::string_view file_name,
+                                        const std::vector<std::string>& expressions,
+                                        const HostCompileOptions& options);
+// build_host_module, then load it here.
 std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::string_view file_name,
                                                 const std::vector<std::string>& expressions,
                                                 const HostCompileOptions& options);

@@ -38,6 +38,54 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+// Race detection: compiled with -fsanitize=thread, each CUDA thread is a ThreadSanitizer fiber
+// switched to without synchronisation, so only what CUDA orders is ordered: a barrier is a
+// release by every arriving thread and an acquire by every leaving one (per block, or per warp),
+// the launch orders the host's writes before the kernel and the kernel before the host's reads,
+// and atomics are atomics. Blocks get no order among themselves. The runtime's own bookkeeping
+// runs inside ignore regions. A conflicting pair of accesses is then a ThreadSanitizer report
+// naming both places in the candidate's source; without the sanitizer these hooks are empty.
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+extern "C" void __tsan_ignore_thread_begin(void);
+extern "C" void __tsan_ignore_thread_end(void);
+namespace kjh::race {
+inline void* current_fiber() { return __tsan_get_current_fiber(); }
+inline void* create_fiber() { return __tsan_create_fiber(0); }
+inline void destroy_fiber(void* f) { __tsan_destroy_fiber(f); }
+inline void switch_to(void* f) { __tsan_switch_to_fiber(f, __tsan_switch_to_fiber_no_sync); }
+inline void ignore_begin() { __tsan_ignore_thread_begin(); }
+inline void ignore_end() { __tsan_ignore_thread_end(); }
+inline void release(void* token) { __tsan_release(token); }
+inline void acquire(void* token) { __tsan_acquire(token); }
+} // namespace kjh::race
+#else
+namespace kjh::race {
+inline void* current_fiber() { return nullptr; }
+inline void* create_fiber() { return nullptr; }
+inline void destroy_fiber(void*) {}
+inline void switch_to(void*) {}
+inline void ignore_begin() {}
+inline void ignore_end() {}
+inline void release(void*) {}
+inline void acquire(void*) {}
+} // namespace kjh::race
+#endif
+namespace kjh::race {
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool enabled = true;
+#else
+inline constexpr bool enabled = false;
+#endif
+// The runtime's bookkeeping, for the scope of one of these.
+struct Ignored {
+  Ignored() { ignore_begin(); }
+  ~Ignored() { ignore_end(); }
+  Ignored(const Ignored&) = delete;
+  Ignored& operator=(const Ignored&) = delete;
+};
+} // namespace kjh::race
+
 // The toolkit's own vector types, dim3 and make_* functions: cuda_fp16.h includes them too, so
 // they must be the same definitions. Included before kjudge's qualifiers below replace the
 // toolkit's host definitions of __device__ and friends.
@@ -91,6 +139,7 @@ struct Thread {
   Wait wait = Wait::none;
   unsigned warp_mask = 0; // lanes a warp barrier waits for
   bool done = false;
+  void* race_fiber = nullptr; // its ThreadSanitizer fiber (race detection only)
 };
 
 // Shared memory is aligned like the GPU's widest vector loads want, and wider.
@@ -110,22 +159,44 @@ struct Block {
   std::vector<unsigned char> dynamic_shared;
   // Per warp: the values the lanes exchange, 16 bytes a lane.
   std::vector<unsigned char> warp_slots;
+  // Race detection: the scheduler's fiber, the barriers' and the launch's tokens.
+  void* scheduler_fiber = nullptr;
+  char barrier_token = 0;
+  std::vector<char> warp_tokens;
+  char* launch_start = nullptr;
+  char* launch_done = nullptr;
+  std::vector<void*> retired_fibers;
+  Block() = default;
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+  ~Block() {
+    for (auto& t : threads)
+      if (t->race_fiber) retired_fibers.push_back(t->race_fiber);
+    for (void* f : retired_fibers)
+      race::destroy_fiber(f);
+  }
 };
 
 inline thread_local Thread* current_thread = nullptr;
 
 inline Thread& self() { return *current_thread; }
 
-// Back to the scheduler until it resumes this fiber.
-inline void yield_to_scheduler() {
+// Back to the scheduler, waiting as `wait` says, until it resumes this fiber.
+inline void yield_to_scheduler(Wait wait, unsigned warp_mask = 0) {
   Thread& t = self();
+  const race::Ignored bookkeeping;
+  t.wait = wait;
+  t.warp_mask = warp_mask;
+  race::switch_to(t.block->scheduler_fiber);
   t.scheduler = std::move(t.scheduler).resume();
   current_thread = &t; // the scheduler ran others meanwhile
 }
 
 inline void syncthreads() {
-  self().wait = Wait::block;
-  yield_to_scheduler();
+  Block& b = *self().block;
+  race::release(&b.barrier_token);
+  yield_to_scheduler(Wait::block);
+  race::acquire(&b.barrier_token);
 }
 
 inline unsigned lane_id() { return self().linear % kWarp; }
@@ -133,9 +204,10 @@ inline unsigned lane_id() { return self().linear % kWarp; }
 // Wait until every live lane of `mask` in this warp has arrived here.
 inline void warp_barrier(unsigned mask) {
   Thread& t = self();
-  t.wait = Wait::warp;
-  t.warp_mask = mask | (1u << (t.linear % kWarp));
-  yield_to_scheduler();
+  char* token = &t.block->warp_tokens[t.linear / kWarp];
+  race::release(token);
+  yield_to_scheduler(Wait::warp, mask | (1u << (t.linear % kWarp)));
+  race::acquire(token);
 }
 
 inline unsigned char* warp_slot(unsigned lane) {
@@ -148,10 +220,16 @@ inline unsigned char* warp_slot(unsigned lane) {
 template <class T>
 T exchange(unsigned mask, T value, unsigned from) {
   static_assert(sizeof(T) <= 16 && std::is_trivially_copyable_v<T>, "warp exchange of this type");
-  std::memcpy(warp_slot(lane_id()), &value, sizeof(T));
+  {
+    const race::Ignored slots; // reused by the next block's warps: runtime memory
+    std::memcpy(warp_slot(lane_id()), &value, sizeof(T));
+  }
   warp_barrier(mask);
   T out;
-  std::memcpy(&out, warp_slot(from % kWarp), sizeof(T));
+  {
+    const race::Ignored slots;
+    std::memcpy(&out, warp_slot(from % kWarp), sizeof(T));
+  }
   warp_barrier(mask);
   return out;
 }
@@ -162,6 +240,7 @@ T exchange(unsigned mask, T value, unsigned from) {
 template <class T, int ID>
 T& block_shared() {
   static const char key = 0;
+  const race::Ignored bookkeeping; // the slot list, and the fill, are the runtime's
   Block& b = *self().block;
   for (auto& [k, p] : b.shared_slots)
     if (k == &key) return *reinterpret_cast<T*>(p.get());
@@ -174,6 +253,7 @@ T& block_shared() {
 
 template <class T>
 T* dynamic_shared() {
+  const race::Ignored bookkeeping;
   return reinterpret_cast<T*>(self().block->dynamic_shared.data());
 }
 
@@ -247,12 +327,25 @@ public:
   void deallocate(Stack& s) noexcept { local().free.push_back(s); }
 };
 
+// Fiber stacks: pooled, except under race detection, where a stack reused by another CUDA
+// thread would carry the old thread's accesses in the sanitizer's shadow (a fresh mapping
+// starts clean).
+using FiberStack = std::conditional_t<race::enabled, boost::context::protected_fixedsize_stack,
+                                      PooledStack>;
+
 // Runs one block to the end: every thread a fiber, resumed in thread order until it waits or
 // returns; barriers release when every live thread (of the block, or of the warp's mask) waits.
 inline void run_block(Entry entry, void** args, Block& b) {
+  const race::Ignored scheduler; // everything the scheduler itself does
   const unsigned n = b.block_dim.x * b.block_dim.y * b.block_dim.z;
+  // A sanitizer fiber's destruction orders it before whoever destroys it; destroyed here, the
+  // last block's threads would be ordered before this block's. They go when the CPU thread ends.
+  for (auto& t : b.threads)
+    if (t->race_fiber) b.retired_fibers.push_back(t->race_fiber);
   b.threads.clear();
   b.warp_slots.assign(((n + kWarp - 1) / kWarp) * kWarp * 16, 0);
+  b.warp_tokens.assign((n + kWarp - 1) / kWarp, 0);
+  b.scheduler_fiber = race::current_fiber();
   std::exception_ptr failure;
   for (unsigned i = 0; i < n; ++i) {
     auto t = std::make_unique<Thread>();
@@ -260,21 +353,30 @@ inline void run_block(Entry entry, void** args, Block& b) {
     t->thread_idx = uint3{i % b.block_dim.x, (i / b.block_dim.x) % b.block_dim.y,
                           i / (b.block_dim.x * b.block_dim.y)};
     t->block = &b;
+    t->race_fiber = race::create_fiber();
     Thread* raw = t.get();
     t->fiber = boost::context::fiber(
-        std::allocator_arg, PooledStack(),
+        std::allocator_arg, FiberStack(),
         [raw, entry, args, &failure](boost::context::fiber&& scheduler) {
+          race::ignore_begin();
           raw->scheduler = std::move(scheduler);
           current_thread = raw;
+          race::ignore_end();
+          race::acquire(raw->block->launch_start);
           try {
             entry(args);
           } catch (const boost::context::detail::forced_unwind&) {
             throw; // a suspended fiber destroyed (the block failed): let Boost unwind it
           } catch (...) {
+            const race::Ignored bookkeeping;
             if (!failure) failure = std::current_exception();
           }
+          race::release(raw->block->launch_done);
+          race::ignore_begin();
           raw->done = true;
           raw->wait = Wait::none;
+          race::ignore_end();
+          race::switch_to(raw->block->scheduler_fiber);
           return std::move(raw->scheduler);
         });
     b.threads.push_back(std::move(t));
@@ -284,6 +386,7 @@ inline void run_block(Entry entry, void** args, Block& b) {
     for (auto& t : b.threads) {
       if (t->done || t->wait != Wait::none) continue;
       current_thread = t.get();
+      race::switch_to(t->race_fiber);
       t->fiber = std::move(t->fiber).resume();
       current_thread = nullptr;
       ran = true;
@@ -558,24 +661,55 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
   std::atomic<unsigned long long> next{0};
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
-  auto work = [&] {
-    Block b;
-    b.block_dim = dim3(block[0], block[1], block[2]);
-    b.grid_dim = dim3(grid[0], grid[1], grid[2]);
+  char launch_start = 0, launch_done = 0;
+  race::release(&launch_start); // the host's writes come before the kernel
+  // Race detection: shared memory the kernel touched is freed only when the launch is over
+  // (after the acquire of every thread's release), since freeing it sooner, unordered with the
+  // kernel's accesses, is itself a race, and reusing it would make two blocks' shared memory one.
+  std::mutex retired_mutex;
+  std::vector<SharedStorage> all_retired_slots;
+  std::vector<std::vector<unsigned char>> all_retired_dynamic;
+  // One CPU thread's share of the grid: the next block, until none is left.
+  auto blocks_of_one_thread = [&](Block& b) {
     for (;;) {
       const unsigned long long i = next.fetch_add(1);
       if (i >= blocks || failed.load()) return;
-      b.block_idx = uint3{static_cast<unsigned>(i % grid[0]),
-                          static_cast<unsigned>(i / grid[0] % grid[1]),
-                          static_cast<unsigned>(i / (static_cast<unsigned long long>(grid[0]) * grid[1]))};
-      b.shared_slots.clear();
-      b.dynamic_shared.assign(shared_bytes, 0xFF);
+      {
+        const race::Ignored setup; // the block's description, rewritten for each block
+        if (race::enabled) { // shared memory retires instead of being freed or reused
+          const std::lock_guard lock(retired_mutex);
+          for (auto& slot : b.shared_slots)
+            all_retired_slots.push_back(std::move(slot.second));
+          all_retired_dynamic.push_back(std::move(b.dynamic_shared));
+        }
+        b.block_idx = uint3{static_cast<unsigned>(i % grid[0]),
+                            static_cast<unsigned>(i / grid[0] % grid[1]),
+                            static_cast<unsigned>(
+                                i / (static_cast<unsigned long long>(grid[0]) * grid[1]))};
+        b.shared_slots.clear();
+        b.dynamic_shared = std::vector<unsigned char>(shared_bytes, 0xFF);
+      }
       try {
         run_block(entry, args, b);
       } catch (...) {
         if (!failed.exchange(true)) failure = std::current_exception();
         return;
       }
+    }
+  };
+  auto work = [&] {
+    const race::Ignored runtime; // this CPU thread only schedules; the fibers run the kernel
+    Block b;
+    b.block_dim = dim3(block[0], block[1], block[2]);
+    b.grid_dim = dim3(grid[0], grid[1], grid[2]);
+    b.launch_start = &launch_start;
+    b.launch_done = &launch_done;
+    blocks_of_one_thread(b);
+    if (race::enabled) {
+      const std::lock_guard lock(retired_mutex);
+      for (auto& slot : b.shared_slots)
+        all_retired_slots.push_back(std::move(slot.second));
+      all_retired_dynamic.push_back(std::move(b.dynamic_shared));
     }
   };
   workers = std::max(1u, std::min<unsigned>(workers, static_cast<unsigned>(std::min<unsigned long long>(blocks, 64))));
@@ -586,6 +720,9 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
     for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
     for (auto& t : pool) t.join();
   }
+  race::acquire(&launch_done); // and the kernel before the host's reads
+  all_retired_slots.clear();
+  all_retired_dynamic.clear();
   if (failure) std::rethrow_exception(failure);
 }
 

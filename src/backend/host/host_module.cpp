@@ -77,6 +77,19 @@ std::string first_lines_of(const std::string& text, int lines) {
 
 } // namespace
 
+fs::path tsan_runtime(const std::string& compiler) {
+  const fs::path log = fs::temp_directory_path() / fmt::format("kjudge-tsan-{}.txt", ::getpid());
+  const int rc = run({compiler, "-print-file-name=libtsan.so"}, log);
+  std::string text = read_file(log);
+  std::error_code ec;
+  fs::remove(log, ec);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.pop_back();
+  if (rc != 0 || text.empty() || !fs::path(text).is_absolute()) return {};
+  const fs::path real = fs::canonical(text, ec); // the linker's name is a link to the .so.N
+  return ec ? fs::path() : real;
+}
+
 HostModule::HostModule(const fs::path& shared_object) {
   handle_ = ::dlopen(shared_object.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_)
@@ -104,9 +117,9 @@ std::string HostModule::launch(int index, const unsigned grid[3], const unsigned
   return error[0] ? std::string(error) : std::string("the launch failed");
 }
 
-std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::string_view file_name,
-                                                const std::vector<std::string>& expressions,
-                                                const HostCompileOptions& options) {
+fs::path build_host_module(std::string_view source, std::string_view file_name,
+                           const std::vector<std::string>& expressions,
+                           const HostCompileOptions& options) {
   if (options.cache_dir.empty())
     throw CompileError("the host backend needs a cache folder for its shared objects", "");
   const std::string text = rewrite_for_host(source, file_name, expressions);
@@ -121,6 +134,7 @@ std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::st
                                    "-pthread", "-ffp-contract=off", "-w",
                                    "-I" + options.kjudge_include.string()};
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
+  if (options.race_detection) argv.insert(argv.end(), {"-fsanitize=thread", "-g"});
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   argv.insert(argv.end(), {"-include", "kjudge/host/cuda_emulation.hpp"});
 
@@ -130,7 +144,7 @@ std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::st
   key_text += sha256_hex(emulation_text) + '\0' + text;
   const std::string key = sha256_hex(key_text);
   const fs::path so = dir / (key + ".so");
-  if (fs::exists(so)) return std::make_unique<HostModule>(so);
+  if (fs::exists(so)) return so;
 
   // A unique name per process and call, renamed into place: concurrent checks never see half a
   // file.
@@ -156,7 +170,13 @@ std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::st
   }
   fs::rename(tmp_so, so, ec);
   if (ec) fs::remove(tmp_so, ec);
-  return std::make_unique<HostModule>(so);
+  return so;
+}
+
+std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::string_view file_name,
+                                                const std::vector<std::string>& expressions,
+                                                const HostCompileOptions& options) {
+  return std::make_unique<HostModule>(build_host_module(source, file_name, expressions, options));
 }
 
 } // namespace kj

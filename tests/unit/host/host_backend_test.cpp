@@ -3,13 +3,25 @@
 // checked against the value computed here: a grid-stride elementwise kernel, a block tree
 // reduction through static shared memory and __syncthreads, a warp shuffle reduction, dynamic
 // shared memory, atomics across blocks (several CPU threads), a template instantiation, f16,
-// and a kernel whose threads meet at different barriers (a launch error, not a hang).
+// and a kernel whose threads meet at different barriers (a launch error, not a hang). Last, race
+// detection: the missing-barrier tree and the non-atomic cross-block sum of problems/reduce_sum's
+// traps, built with ThreadSanitizer and run in a child with its runtime preloaded, are reported
+// with both places in the kernel's source; the same kernels done right are not.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -255,6 +267,136 @@ TEST_F(HostKernels, AHostCompilerErrorIsACompileErrorWithTheCandidatesLines) {
     FAIL() << "compiled";
   } catch (const CompileError& e) {
     EXPECT_NE(e.log().find("test.cu:2"), std::string::npos) << e.log();
+  }
+}
+
+// ---- race detection ----------------------------------------------------------------------------
+
+extern "C" char** environ;
+
+// The child's side: `--run-race-module SO INDEX` launches kernel INDEX of SO on 4 blocks of 64
+// threads over an int array of 256 and a sum cell.
+const bool race_child_hook = [] {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  std::string cur;
+  for (const char c : all) {
+    if (c == '\0') {
+      args.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (args.size() < 4 || args[1] != "--run-race-module") return true;
+  HostModule m(args[2]);
+  std::vector<int> x(256, 1);
+  int sum = 0;
+  int *px = x.data(), *ps = &sum;
+  void* kernel_args[] = {&px, &ps};
+  const unsigned grid[3] = {4, 1, 1}, block[3] = {64, 1, 1};
+  const std::string error = m.launch(std::stoi(args[3]), grid, block, 0, kernel_args, 1);
+  std::fprintf(stderr, "launched: %s\n", error.empty() ? "ok" : error.c_str());
+  std::_Exit(0);
+}();
+
+struct ChildRun {
+  int code = -1;
+  std::string err;
+};
+
+ChildRun run_race_child(const fs::path& so, int index, const fs::path& runtime) {
+  const fs::path log = fs::temp_directory_path() / ("kjudge_race_" + std::to_string(::getpid()));
+  std::vector<std::string> argv = {"/proc/self/exe", "--run-race-module", so.string(),
+                                   std::to_string(index)};
+  std::vector<std::string> env = {"LD_PRELOAD=" + runtime.string(),
+                                  "TSAN_OPTIONS=halt_on_error=1:exitcode=66"};
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0 && std::strncmp(*e, "TSAN_OPTIONS=", 13) != 0)
+      env.emplace_back(*e);
+  std::vector<char*> raw_argv, raw_env;
+  for (auto& a : argv) raw_argv.push_back(a.data());
+  raw_argv.push_back(nullptr);
+  for (auto& e : env) raw_env.push_back(e.data());
+  raw_env.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  ChildRun r;
+  if (posix_spawn(&pid, raw_argv[0], &actions, nullptr, raw_argv.data(), raw_env.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  std::ifstream f(log);
+  r.err.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  fs::remove(log, ec);
+  return r;
+}
+
+// Kernels 0 and 1 race (line 7: the tree without barriers; line 15: blocks adding into one cell
+// with a plain +=); 2 and 3 are the same done right.
+const char* const kRaceKernels = R"(__global__ void tree_no_barrier(int* x, int* sum) {
+  __shared__ int part[64];
+  part[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  for (int w = 32; w > 0; w /= 2) {
+    if (threadIdx.x < w)
+      part[threadIdx.x] += part[threadIdx.x + w];
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
+}
+__global__ void plain_cross_block_add(int* x, int* sum) {
+  __shared__ int part[64];
+  part[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) { int s = 0; for (int i = 0; i < 64; ++i) s += part[i];
+    *sum += s; }
+}
+__global__ void tree(int* x, int* sum) {
+  __shared__ int part[64];
+  part[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  for (int w = 32; w > 0; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
+}
+__global__ void warp_shuffle(int* x, int* sum) {
+  int v = x[blockIdx.x * 64 + threadIdx.x];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0) atomicAdd(sum, v);
+}
+)";
+
+TEST_F(HostKernels, RacesAreFoundWithBothPlacesAndCorrectKernelsAreNot) {
+  ASSERT_TRUE(race_child_hook);
+  const fs::path runtime = tsan_runtime();
+  ASSERT_FALSE(runtime.empty()) << "g++ has no ThreadSanitizer runtime";
+  HostCompileOptions o = options();
+  o.race_detection = true;
+  const fs::path so = build_host_module(
+      kRaceKernels, "race.cu", {"tree_no_barrier", "plain_cross_block_add", "tree", "warp_shuffle"},
+      o);
+
+  const ChildRun missing_barrier = run_race_child(so, 0, runtime);
+  EXPECT_EQ(missing_barrier.code, 66) << missing_barrier.err;
+  EXPECT_NE(missing_barrier.err.find("data race"), std::string::npos) << missing_barrier.err;
+  EXPECT_NE(missing_barrier.err.find("race.cu:7"), std::string::npos) << missing_barrier.err;
+
+  const ChildRun cross_block = run_race_child(so, 1, runtime);
+  EXPECT_EQ(cross_block.code, 66) << cross_block.err;
+  EXPECT_NE(cross_block.err.find("race.cu:16"), std::string::npos) << cross_block.err;
+
+  for (int right : {2, 3}) {
+    const ChildRun r = run_race_child(so, right, runtime);
+    EXPECT_EQ(r.code, 0) << right << "\n" << r.err;
+    EXPECT_NE(r.err.find("launched: ok"), std::string::npos) << r.err;
   }
 }
 
