@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,23 @@ std::filesystem::path build_host_module(std::string_view source, std::string_vie
 std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::string_view file_name,
                                                 const std::vector<std::string>& expressions,
                                                 const HostCompileOptions& options);
+
+// One access of a race, as ThreadSanitizer reported it.
+struct RaceAccess {
+  std::string kind;   // "read", "write", "atomic write", ...
+  int size = 0;       // bytes
+  std::string place;  // "cand.cu:16": the first frame in the candidate's source; may be empty
+  std::string thread; // "block (1,0,0) thread (3,0,0)" (or the sanitizer's name for it)
+};
+struct RaceReport {
+  RaceAccess current, previous;
+  // "data race on 4 bytes: a read at cand.cu:16 by block (1,0,0) thread (0,0,0), and an earlier
+  // write at cand.cu:16 by block (0,0,0) thread (0,0,0), with no barrier or atomic between them"
+  std::string message() const;
+};
+// The first race in a ThreadSanitizer log (a host module's stderr under race detection), with
+// places looked up in `file_name`'s lines; nullopt when the log holds no complete race report.
+std::optional<RaceReport> parse_race_report(std::string_view text, std::string_view file_name);
 
 // Confine the calling process (the host worker, after its setup) with a seccomp filter: reads
 // and writes on open descriptors, memory mapping, futexes, time, signals, its own threads and

@@ -38,6 +38,12 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+// The toolkit's own vector types, dim3 and make_* functions: cuda_fp16.h includes them too, so
+// they must be the same definitions. Included before kjudge's qualifiers below replace the
+// toolkit's host definitions of __device__ and friends.
+#include <vector_functions.h>
+#include <vector_types.h>
+
 // Race detection: compiled with -fsanitize=thread, each CUDA thread is a ThreadSanitizer fiber
 // switched to without synchronisation, so only what CUDA orders is ordered: a barrier is a
 // release by every arriving thread and an acquire by every leaving one (per block, or per warp),
@@ -58,6 +64,13 @@ inline void ignore_begin() { __tsan_ignore_thread_begin(); }
 inline void ignore_end() { __tsan_ignore_thread_end(); }
 inline void release(void* token) { __tsan_release(token); }
 inline void acquire(void* token) { __tsan_acquire(token); }
+// Reports name a CUDA thread by where it is: "block (1,0,0) thread (3,0,0)".
+inline void name_fiber(void* f, uint3 block, uint3 thread) {
+  char name[96];
+  std::snprintf(name, sizeof name, "block (%u,%u,%u) thread (%u,%u,%u)", block.x, block.y, block.z,
+                thread.x, thread.y, thread.z);
+  __tsan_set_fiber_name(f, name);
+}
 } // namespace kjh::race
 #else
 namespace kjh::race {
@@ -69,6 +82,8 @@ inline void ignore_begin() {}
 inline void ignore_end() {}
 inline void release(void*) {}
 inline void acquire(void*) {}
+template <class U>
+inline void name_fiber(void*, U, U) {}
 } // namespace kjh::race
 #endif
 namespace kjh::race {
@@ -85,12 +100,6 @@ struct Ignored {
   Ignored& operator=(const Ignored&) = delete;
 };
 } // namespace kjh::race
-
-// The toolkit's own vector types, dim3 and make_* functions: cuda_fp16.h includes them too, so
-// they must be the same definitions. Included before kjudge's qualifiers below replace the
-// toolkit's host definitions of __device__ and friends.
-#include <vector_functions.h>
-#include <vector_types.h>
 
 // ---- qualifiers -----------------------------------------------------------------------------
 
@@ -354,6 +363,7 @@ inline void run_block(Entry entry, void** args, Block& b) {
                           i / (b.block_dim.x * b.block_dim.y)};
     t->block = &b;
     t->race_fiber = race::create_fiber();
+    if (t->race_fiber) race::name_fiber(t->race_fiber, b.block_idx, t->thread_idx);
     Thread* raw = t.get();
     t->fiber = boost::context::fiber(
         std::allocator_arg, FiberStack(),
