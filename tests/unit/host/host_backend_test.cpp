@@ -27,6 +27,7 @@
 
 #include "kjudge/host_backend.hpp"
 #include "kjudge/nvrtc.hpp"
+#include "support/own_command_line.hpp"
 
 namespace kj {
 namespace {
@@ -309,18 +310,7 @@ extern "C" char** environ;
 // The child's side: `--run-race-module SO INDEX` launches kernel INDEX of SO on 4 blocks of 64
 // threads over an int array of 256 and a sum cell.
 const bool race_child_hook = [] {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  std::string cur;
-  for (const char c : all) {
-    if (c == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
+  const std::vector<std::string> args = test::own_command_line();
   if (args.size() < 4 || args[1] != "--run-race-module") return true;
   HostModule m(args[2]);
   std::vector<int> x(256, 1);

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "judge/protocol.hpp"
+#include "support/own_command_line.hpp"
 #include "judge/worker_process.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
@@ -34,21 +35,7 @@ using nlohmann::json;
 
 // ---- the fake worker ----------------------------------------------------------------------
 
-std::vector<std::string> own_command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  std::string cur;
-  for (const char c : all) {
-    if (c == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return args;
-}
+using kj::test::own_command_line;
 
 bool fd_is_dev_null(int fd) {
   struct stat a {
