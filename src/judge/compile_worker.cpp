@@ -32,6 +32,12 @@ json compile_error_json(std::string message, std::string log) {
 
 json internal_json(std::string message) { return error_json("internal", std::move(message)); }
 
+json out_of_memory_json(std::uint64_t cap) {
+  return compile_error_json(
+      fmt::format("the compiler ran out of memory (the compile is capped at {} MiB)", cap >> 20),
+      "");
+}
+
 json compile(const CompileRequest& r, std::uint64_t cap) {
   CompileOptions options;
   options.arch = r.arch;
@@ -55,10 +61,7 @@ json compile(const CompileRequest& r, std::uint64_t cap) {
       message += fmt::format(" (the compile's memory is capped at {} MiB)", cap >> 20);
     return compile_error_json(std::move(message), e.log());
   } catch (const std::bad_alloc&) {
-    return compile_error_json(
-        fmt::format("the compiler ran out of memory (the compile is capped at {} MiB)",
-                    cap >> 20),
-        "");
+    return out_of_memory_json(cap);
   }
 }
 
@@ -93,10 +96,7 @@ int compile_worker_main(int socket_fd, std::uint64_t memory_cap_bytes) {
     else
       reply = compile(compile_request_from_json(request), memory_cap_bytes);
   } catch (const std::bad_alloc&) {
-    reply = compile_error_json(fmt::format("the compiler ran out of memory (the compile is "
-                                           "capped at {} MiB)",
-                                           memory_cap_bytes >> 20),
-                               "");
+    reply = out_of_memory_json(memory_cap_bytes);
   } catch (const std::exception& e) {
     reply = internal_json(e.what());
   }

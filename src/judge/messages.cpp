@@ -120,6 +120,23 @@ BufferRole parse_role(std::string_view name) {
   bad(fmt::format("unknown buffer role '{}'", name));
 }
 
+// The fields KernelSymbol and KernelInfo share: how NVRTC named the kernel and its parameters.
+template <class Kernel>
+json naming_json(const Kernel& k) {
+  return {{"expression", k.expression},
+          {"lowered", k.lowered},
+          {"demangled", k.demangled},
+          {"param_types", k.param_types}};
+}
+
+template <class Kernel>
+void read_naming(const json& j, Kernel& k) {
+  k.expression = get_string(j, "expression");
+  k.lowered = get_string(j, "lowered");
+  k.demangled = get_string(j, "demangled");
+  k.param_types = get_strings(j, "param_types");
+}
+
 json to_json(const CompileRequest& r) {
   return {{"op", "compile"},
           {"source", r.source},
@@ -147,12 +164,11 @@ CompileRequest compile_request_from_json(const json& j) {
 
 json to_json(const ModuleMessage& m, std::string_view op) {
   json kernels = json::array();
-  for (const KernelSymbol& k : m.kernels)
-    kernels.push_back({{"expression", k.expression},
-                       {"lowered", k.lowered},
-                       {"demangled", k.demangled},
-                       {"param_types", k.param_types},
-                       {"extern_c", k.extern_c}});
+  for (const KernelSymbol& k : m.kernels) {
+    json o = naming_json(k);
+    o["extern_c"] = k.extern_c;
+    kernels.push_back(std::move(o));
+  }
   json j = {{"cubin", to_hex(std::as_bytes(std::span(m.cubin)))},
             {"kernels", std::move(kernels)},
             {"log", m.log},
@@ -171,10 +187,7 @@ ModuleMessage module_message_from_json(const json& j) {
   std::memcpy(m.cubin.data(), bytes.data(), bytes.size());
   for (const json& k : get_array(j, "kernels")) {
     KernelSymbol s;
-    s.expression = get_string(k, "expression");
-    s.lowered = get_string(k, "lowered");
-    s.demangled = get_string(k, "demangled");
-    s.param_types = get_strings(k, "param_types");
+    read_naming(k, s);
     s.extern_c = get_bool(k, "extern_c");
     m.kernels.push_back(std::move(s));
   }
@@ -282,16 +295,15 @@ RunRequest run_request_from_json(const json& j) {
 
 json to_json(const LoadReply& r) {
   json kernels = json::array();
-  for (const auto& k : r.kernels)
-    kernels.push_back({{"expression", k.expression},
-                       {"lowered", k.lowered},
-                       {"demangled", k.demangled},
-                       {"param_types", k.param_types},
-                       {"param_sizes", k.param_sizes},
-                       {"registers", k.registers},
-                       {"static_shared", k.static_shared},
-                       {"local_bytes", k.local_bytes},
-                       {"max_threads", k.max_threads}});
+  for (const auto& k : r.kernels) {
+    json o = naming_json(k);
+    o["param_sizes"] = k.param_sizes;
+    o["registers"] = k.registers;
+    o["static_shared"] = k.static_shared;
+    o["local_bytes"] = k.local_bytes;
+    o["max_threads"] = k.max_threads;
+    kernels.push_back(std::move(o));
+  }
   return {
       {"ok", true}, {"kernels", std::move(kernels)}, {"log", r.log}, {"from_cache", r.from_cache}};
 }
@@ -300,10 +312,7 @@ LoadReply load_reply_from_json(const json& j) {
   LoadReply r;
   for (const json& k : get_array(j, "kernels")) {
     KernelInfo info;
-    info.expression = get_string(k, "expression");
-    info.lowered = get_string(k, "lowered");
-    info.demangled = get_string(k, "demangled");
-    info.param_types = get_strings(k, "param_types");
+    read_naming(k, info);
     for (const json& s : get_array(k, "param_sizes")) {
       if (!s.is_number_unsigned()) bad("a parameter size is not a count");
       info.param_sizes.push_back(s.get<std::size_t>());
