@@ -55,6 +55,10 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   check->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
   check->add_option("--cache", k.cache, "the NVRTC cache folder");
   check->add_option("--device", k.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  check->add_option("--backend", k.backend, "where kernels run: auto (the GPU, else the CPU), cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  check->add_flag("--no-race-detection", k.no_race_detection,
+                  "host backend: run without ThreadSanitizer (faster, races unseen)");
   return app;
 }
 

@@ -49,6 +49,8 @@ struct CheckArgs {
   std::string junit;     // empty: no JUnit XML
   std::string cache;     // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
   int device = 0;
+  std::string backend = "auto"; // auto | cuda | host
+  bool no_race_detection = false;
 };
 
 // Everything the parser fills in.

@@ -64,6 +64,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   options.device = a.device;
   options.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
   options.self_exe = self_executable();
+  options.backend = parse_backend(a.backend).value_or(Backend::automatic);
+  options.race_detection = !a.no_race_detection;
 
   Verdict verdict;
   std::optional<Candidate> candidate;
@@ -74,8 +76,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     verdict.manifest.problem = problem.name;
     verdict.manifest.problem_hash = problem.hash;
     verdict.manifest.candidate = a.candidate;
-    verdict.manifest.backend = "cuda";
-    verdict.manifest.trust = "device";
+    verdict.manifest.backend = a.backend;
+    verdict.manifest.trust = a.backend == "host" ? "host" : "device";
     verdict.reason = Reason::launch_error;
     verdict.message = e.what();
     verdict.finalize();
@@ -109,8 +111,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
 }
 
 int run_worker(const std::vector<std::string>& args, std::ostream& err) {
-  int fd = -1, device = 0, memory_mb = -1;
-  bool compile_only = false;
+  int fd = -1, device = 0, memory_mb = -1, arena_fd = -1;
+  bool compile_only = false, host = false;
   auto number = [&](std::size_t i, const char* what) {
     if (i >= args.size()) throw SpecError({"", what, 0, 0}, "a number is missing");
     try {
@@ -131,6 +133,10 @@ int run_worker(const std::vector<std::string>& args, std::ostream& err) {
       compile_only = true;
     } else if (args[i] == "--memory-mb") {
       memory_mb = number(++i, "--memory-mb");
+    } else if (args[i] == "--host") {
+      host = true;
+    } else if (args[i] == "--arena-fd") {
+      arena_fd = number(++i, "--arena-fd");
     } else {
       throw SpecError({"", "--worker", 0, 0}, fmt::format("unknown argument '{}'", args[i]));
     }
@@ -138,6 +144,13 @@ int run_worker(const std::vector<std::string>& args, std::ostream& err) {
   if (fd < 0) {
     err << "kjudge --worker: --fd N is required (the worker is started by `kjudge check`)\n";
     return static_cast<int>(ExitCode::spec_error);
+  }
+  if (host) {
+    if (arena_fd < 0) {
+      err << "kjudge --worker --host: --arena-fd N is required\n";
+      return static_cast<int>(ExitCode::spec_error);
+    }
+    return host_worker_main(fd, arena_fd);
   }
   if (compile_only) {
     const std::uint64_t cap =

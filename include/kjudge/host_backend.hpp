@@ -58,6 +58,8 @@ public:
 
   // The kernels in the order of the expressions given to rewrite_for_host.
   int kernel_count() const;
+  // An address inside the module's code (for warming a symboliser up while files can be read).
+  const void* code_address() const { return reinterpret_cast<const void*>(launch_); }
   // Runs kernel `index` over the grid with `workers` CPU threads. Returns "" on success, else
   // what went wrong (an exception in a kernel thread, threads of a block at different barriers).
   std::string launch(int index, const unsigned grid[3], const unsigned block[3],
@@ -103,6 +105,9 @@ std::optional<RaceReport> parse_race_report(std::string_view text, std::string_v
 // and writes on open descriptors, memory mapping, futexes, time, signals, its own threads and
 // exit stay allowed; everything else (open, exec, fork, sockets, ...) fails with EPERM. Sets
 // no_new_privs. Irreversible; throws std::runtime_error when the filter cannot be loaded.
-void enter_host_sandbox();
+// Filters stack: the worker enters `loading` before dlopen (which runs the candidate's static
+// initialisers and needs to open files for reading), then `running`, which takes that away.
+enum class SandboxStage { loading, running };
+void enter_host_sandbox(SandboxStage stage = SandboxStage::running);
 
 } // namespace kj

@@ -2,8 +2,9 @@
 // process) holds the master inputs, the golden (the reference template in double), the
 // same-precision reference and the comparator; the candidate runs in a worker process started
 // with posix_spawn (`kjudge --worker`), which holds only copies of the inputs, its outputs,
-// scratch and red zones, and hands its buffers back by CUDA IPC handle. The oracle checks red
-// zones, poison and input copies itself and trusts nothing the worker reports.
+// scratch and red zones, and hands its buffers back by CUDA IPC handle (on the host backend:
+// `kjudge --worker --host`, under seccomp, on a shared arena the oracle fills). The oracle checks
+// red zones, poison and input copies itself and trusts nothing the worker reports.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,18 @@ namespace kj {
 // takes for a kernel that includes CUB.
 inline constexpr std::uint64_t kCompileMemoryCapBytes = std::uint64_t{4} << 30;
 
+// Where candidates run: on the GPU (CUDA), on the CPU (the host backend of DESIGN.md
+// "Backends"), or on the GPU when one is usable and on the host otherwise.
+enum class Backend { automatic, cuda, host };
+std::string_view backend_name(Backend b);           // "auto", "cuda", "host"
+std::optional<Backend> parse_backend(std::string_view name);
+
 struct CheckOptions {
   CaseOptions cases;
+  Backend backend = Backend::automatic;
+  // Host backend: races found by ThreadSanitizer are `nondeterministic` (when the compiler has
+  // its runtime); off, candidates run uninstrumented and faster.
+  bool race_detection = true;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID
   std::optional<std::filesystem::path> against;  // --against OLD.cu: exact tier vs an old kernel
@@ -45,8 +56,9 @@ struct CheckOptions {
 // are FAIL(reason) (compile_error and launch_error found before any case leave `cases` empty;
 // compile_error sets compiled = false), the problem's are ERROR(spec_error) (a reference that
 // does not compile or fails on a case, a --case id not in the plan, a broken --against kernel),
-// kjudge's are ERROR(internal). Without a usable GPU the verdict is SKIP (no cases, a
-// "SKIP(no usable GPU: why)" line in `skips`). The manifest is filled except kjudge_version,
+// kjudge's are ERROR(internal). Asked for the CUDA backend without a usable GPU, the verdict is
+// SKIP (no cases, a "SKIP(no usable GPU: why)" line in `skips`); on the host backend a kernel
+// with a construct the CPU cannot run is a SKIP naming it ("unsupported on host backend: ..."). The manifest is filled except kjudge_version,
 // which the caller knows. Case by case: the candidate runs twice per case in a worker process
 // (`self_exe --worker`), with different poisons and red-zone bytes; a crashed or timed-out
 // worker is replaced for the next case.
@@ -62,6 +74,11 @@ int worker_main(int socket_fd, int device = 0);
 // NVRTC (no CUDA context is ever made here) and replies with the module or a compile_error.
 // Returns 0 after replying or when the oracle closed the socket, 3 when it cannot start.
 int compile_worker_main(int socket_fd, std::uint64_t memory_cap_bytes);
+
+// The host backend's worker (`kjudge --worker --host --fd N --arena-fd M`): loads a candidate's
+// shared object under seccomp and runs it on the shared arena M. Returns 0 when the oracle is
+// done with it, 3 on a protocol fault.
+int host_worker_main(int socket_fd, int arena_fd);
 
 // Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
 // next to the executable (../include, ../../include for a build tree, ../share/kjudge/include

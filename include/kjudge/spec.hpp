@@ -158,6 +158,9 @@ struct DimSet {
 struct DimsSpec {
   std::vector<DimSet> public_sets;
   std::vector<DimSet> hidden_sets;
+  // Smaller public shapes for the host backend (`[dims] host = [...]`), which runs kernels on
+  // the CPU; empty: the host backend uses the public sets.
+  std::vector<DimSet> host_sets;
   std::vector<std::string> vary;
   std::vector<Expr> constraints;  // each must evaluate non-zero
 };

@@ -153,6 +153,9 @@ struct Manifest {
   std::string backend;   // "cuda" | "host" | "files"
   std::string trust;     // "device" | "host"
   std::string nvrtc_version, driver_version, gpu, clocks;  // empty where not applicable
+  // The cases run where they are fewer than the plan's (the host backend's budget), in words;
+  // empty when every planned case ran.
+  std::string case_budget;
 };
 
 struct Verdict {

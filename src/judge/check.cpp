@@ -2,26 +2,36 @@
 // verdict"). Per case the oracle makes the inputs, golden and reference; the candidate runs
 // twice in its worker, with two different poisons and red-zone bytes; then the oracle judges,
 // in DESIGN.md's precedence: crash > timeout > oob_write > input_modified > unwritten_output >
-// nonfinite > nondeterministic > mismatch. The GPU side of a case runs on the calling thread
-// (which owns the CUDA context); its comparison, on the host, runs on a pool of threads while
-// the GPU goes on, and findings are taken back in case order. Everything that can go wrong ends in the verdict
-// (FAIL for the candidate's faults, ERROR for the problem's and kjudge's), never in an
-// exception; a machine without a usable GPU gets a SKIP verdict.
+// nonfinite > nondeterministic > mismatch. Two backends share that path: CUDA (the oracle and
+// worker on the GPU) and host (both on the CPU, judge/host_oracle.hpp and host_runner.hpp); the
+// running side of a case is on the calling thread (which owns the CUDA context), its comparison
+// runs on a pool of threads while the next case runs, and findings are taken back in case
+// order. Everything that can go wrong ends in the verdict (FAIL for the candidate's faults,
+// ERROR for the problem's and kjudge's), never in an exception; a check asked for the CUDA
+// backend on a machine without a usable GPU, or for a kernel the host backend cannot run, is
+// a SKIP.
 #include <chrono>
 #include <cstdlib>
+#include <algorithm>
 #include <deque>
+#include <set>
+#include <functional>
+#include <thread>
 #include <future>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "judge/findings.hpp"
+#include "judge/host_oracle.hpp"
+#include "judge/host_runner.hpp"
 #include "judge/limits.hpp"
 #include "judge/oracle.hpp"
 #include "judge/runner.hpp"
 #include "judge/task_pool.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/host_backend.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/nvrtc.hpp"
 #include "kjudge/report.hpp"
@@ -46,9 +56,12 @@ void settle(CaseFinding& c) {
   }
 }
 
-bool did_not_run(Reason r) {
-  return r == Reason::crash || r == Reason::timeout || r == Reason::launch_error ||
-         r == Reason::internal;
+// A run that left no outputs: it failed to start, crashed, timed out, or (host backend) died
+// of a race.
+bool did_not_run(const RunOutcome& r) {
+  return r.reason == Reason::crash || r.reason == Reason::timeout ||
+         r.reason == Reason::launch_error || r.reason == Reason::internal ||
+         (r.reason != Reason::none && r.outputs.empty());
 }
 
 // What the GPU side of a case leaves for the comparison, all of it on the host, so the
@@ -75,19 +88,21 @@ Gathered stopped(Gathered g, Reason reason, std::string message) {
   return g;
 }
 
-// The GPU side of one case: the oracle's inputs, golden and reference, the --against kernel's
-// outputs, and the candidate's runs. Runs on the thread that owns the CUDA context.
-struct GpuSide {
+// The running side of one case: the oracle's inputs, golden and reference, the --against
+// kernel's outputs, and the candidate's runs. On the GPU it runs on the thread that owns the
+// CUDA context.
+struct RunSide {
   const Problem& problem;
-  Oracle& oracle;
-  KernelRunner& candidate;
-  KernelRunner* against = nullptr;
+  CaseOracle& oracle;
+  KernelUnderTest& candidate;
+  KernelUnderTest* against = nullptr;
   bool rerun = true;
+  const std::set<const Case*>* screened = nullptr; // host: cases the race build runs first
 
   Gathered gather(const Case& c);
 };
 
-Gathered GpuSide::gather(const Case& c) {
+Gathered RunSide::gather(const Case& c) {
   Gathered g;
   CaseFinding& f = g.finding;
   f.case_id = c.id;
@@ -100,6 +115,7 @@ Gathered GpuSide::gather(const Case& c) {
   } catch (const SpecError& e) {
     return stopped(std::move(g), Reason::spec_error, e.what());
   }
+  data.race_screen = screened != nullptr && screened->contains(&c);
   g.output_shapes = data.output_shapes;
   g.nan_in_inputs = data.nan_in_inputs;
   g.extreme_in_inputs = data.extreme_in_inputs;
@@ -126,7 +142,7 @@ Gathered GpuSide::gather(const Case& c) {
   for (int run = 0; run < runs; ++run) {
     RunOutcome r = candidate.run(c, data, run);
     const std::string prefix = runs > 1 ? fmt::format("run {} of {}: ", run + 1, runs) : "";
-    if (did_not_run(r.reason)) {
+    if (did_not_run(r)) {
       f.reason = r.reason;
       f.message = prefix + r.message;
       if (r.reason == Reason::internal) g.stop = true;
@@ -267,14 +283,62 @@ fs::path find_kjudge_include(const fs::path& self_exe) {
   return {};
 }
 
+std::string_view backend_name(Backend b) {
+  switch (b) {
+  case Backend::automatic:
+    return "auto";
+  case Backend::cuda:
+    return "cuda";
+  case Backend::host:
+    return "host";
+  }
+  return "auto";
+}
+
+std::optional<Backend> parse_backend(std::string_view name) {
+  for (const Backend b : {Backend::automatic, Backend::cuda, Backend::host})
+    if (backend_name(b) == name) return b;
+  return std::nullopt;
+}
+
+namespace {
+
+// The host backend's case budget: the CPU runs a kernel thousands of times slower than a GPU,
+// so it gets the problem's host shape sets in place of the public and hidden ones (or the public
+// and hidden ones where it declares none), one seed per shape set, at most 16 perturbed shape
+// sets, and those (which find tail and bounds bugs) first. Returns the plan and fills the
+// verdict's statement of the budget.
+CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string& budget) {
+  constexpr std::size_t kHostPerturbed = 16;
+  Problem host = problem;
+  const bool host_shapes = !problem.dims.host_sets.empty();
+  if (host_shapes) {
+    host.dims.public_sets = problem.dims.host_sets;
+    options.include_hidden = false;
+  }
+  const int seeds = options.seeds;
+  options.seeds = std::min(options.seeds, 1);
+  options.max_perturbed = std::min(options.max_perturbed, kHostPerturbed);
+  CasePlan plan = enumerate_cases(host, options);
+  std::stable_partition(plan.cases.begin(), plan.cases.end(),
+                        [](const Case& c) { return c.case_class() == "perturbed"; });
+  budget = fmt::format("{} cases: {}, {} seed{} per shape set (of {}), at most {} perturbed "
+                       "shape sets, run first",
+                       plan.cases.size(),
+                       host_shapes ? "the problem's host shapes (no hidden ones)"
+                                   : "the public and hidden shapes",
+                       options.seeds, options.seeds == 1 ? "" : "s", seeds, kHostPerturbed);
+  return plan;
+}
+
+} // namespace
+
 Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options) {
   Verdict v;
   v.manifest.problem = problem.name;
   v.manifest.problem_hash = problem.hash;
   v.manifest.candidate = candidate.path.string();
   v.manifest.candidate_hash = sha256_hex(candidate.source.text);
-  v.manifest.backend = "cuda";
-  v.manifest.trust = "device";
 
   auto finish = [&]() {
     v.finalize();
@@ -282,6 +346,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       v.replay_command =
           fmt::format("kjudge check {} --candidate {} --case {}", shell_quote(problem.dir.string()),
                       shell_quote(candidate.path.string()), shell_quote(*v.first_failing_case));
+      if (v.manifest.backend == "host") v.replay_command += " --backend host";
       if (options.against)
         v.replay_command += " --against " + shell_quote(options.against->string());
     }
@@ -293,20 +358,31 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (reason == Reason::compile_error) v.compiled = false;
     return finish();
   };
-
-  std::string why;
-  if (!cuda_available(&why)) {
-    v.skips.push_back(fmt::format("SKIP(no usable GPU: {}) check {} of {}", why, problem.name,
+  auto skip = [&](const std::string& why) {
+    v.cases.clear();
+    v.skips.push_back(fmt::format("SKIP({}) check {} of {}", why, problem.name,
                                   candidate.path.filename().string()));
     return finish(); // no cases and no reason: SKIP
-  }
+  };
+
+  std::string why;
+  const bool gpu = cuda_available(&why);
+  const Backend backend = options.backend == Backend::automatic
+                              ? (gpu ? Backend::cuda : Backend::host)
+                              : options.backend;
+  v.manifest.backend = std::string(backend_name(backend));
+  v.manifest.trust = backend == Backend::cuda ? "device" : "host";
+  if (backend == Backend::cuda && !gpu) return skip(fmt::format("no usable GPU: {}", why));
 
   try {
     v.manifest.nvrtc_version = nvrtc_version();
-    const CasePlan plan = enumerate_cases(problem, options.cases);
+    const CasePlan plan = backend == Backend::host
+                              ? host_case_plan(problem, options.cases, v.manifest.case_budget)
+                              : enumerate_cases(problem, options.cases);
     std::vector<const Case*> cases;
     if (options.only_case) {
       cases.push_back(&find_case(plan, problem, *options.only_case));
+      v.manifest.case_budget.clear();
     } else {
       for (const Case& c : plan.cases)
         cases.push_back(&c);
@@ -326,23 +402,14 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (include.empty())
       return fail_early(Reason::internal, "cannot find kjudge/device.cuh: set KJUDGE_INCLUDE to "
                                           "the folder that holds kjudge/");
-    const CudaContext context(options.device);
-    const DeviceInfo& dev = context.info();
-    v.manifest.gpu = dev.name;
-    v.manifest.driver_version = driver_version_text(dev.driver_version);
-    if (dev.clock_khz > 0) v.manifest.clocks = fmt::format("{} MHz", dev.clock_khz / 1000);
-
-    CompileOptions compile;
-    compile.arch = dev.cc_major * 10 + dev.cc_minor;
-    compile.kjudge_include = include;
-    compile.cache_dir = options.cache_dir;
-    Oracle oracle(problem, context, compile, !options.against.has_value());
-    oracle.keep_device_results(defence_disabled("isolation"));
+    // The in-process worker of the isolation switch and the compile-only worker are this
+    // executable too.
+    if (options.self_exe.empty())
+      return fail_early(Reason::internal, "CheckOptions::self_exe is empty: no worker to start");
 
     RunnerOptions ro;
     ro.self_exe = options.self_exe;
     ro.device = options.device;
-    ro.in_process = defence_disabled("isolation");
     ro.startup_s = options.startup_deadline_s;
     ro.compile_s = options.compile_deadline_s;
     ro.compile_memory_cap = options.compile_memory_cap;
@@ -353,16 +420,75 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     ro.redzone = !defence_disabled("redzone");
     ro.poison = !defence_disabled("poison");
     ro.input_hash = !defence_disabled("input_hash");
-    // Even the in-process worker of the isolation switch gets its module from the compile-only
-    // worker, which is this executable too.
-    if (ro.self_exe.empty())
-      return fail_early(Reason::internal, "CheckOptions::self_exe is empty: no worker to start");
 
-    KernelRunner runner("candidate", candidate, problem, oracle, ro);
-    if (auto failed = runner.start()) return fail_early(failed->reason, failed->message);
+    // The backend: its oracle, and how it runs an untrusted kernel.
+    std::unique_ptr<CudaContext> context;
+    std::unique_ptr<CaseOracle> oracle;
+    std::function<std::unique_ptr<KernelUnderTest>(std::string, const Candidate&)> make_runner;
+    if (backend == Backend::cuda) {
+      ro.in_process = defence_disabled("isolation");
+      context = std::make_unique<CudaContext>(options.device);
+      const DeviceInfo& dev = context->info();
+      v.manifest.gpu = dev.name;
+      v.manifest.driver_version = driver_version_text(dev.driver_version);
+      if (dev.clock_khz > 0) v.manifest.clocks = fmt::format("{} MHz", dev.clock_khz / 1000);
+      CompileOptions compile;
+      compile.arch = dev.cc_major * 10 + dev.cc_minor;
+      compile.kjudge_include = include;
+      compile.cache_dir = options.cache_dir;
+      auto gpu_oracle =
+          std::make_unique<Oracle>(problem, *context, compile, !options.against.has_value());
+      gpu_oracle->keep_device_results(defence_disabled("isolation"));
+      make_runner = [&, o = gpu_oracle.get()](std::string role, const Candidate& kernel) {
+        return std::make_unique<KernelRunner>(std::move(role), kernel, problem, *o, ro);
+      };
+      oracle = std::move(gpu_oracle);
+    } else {
+      HostCompileOptions host;
+      host.kjudge_include = include;
+      const std::vector<fs::path> toolkit = toolkit_include_dirs();
+      if (toolkit.empty())
+        return fail_early(Reason::internal, "the host backend needs the CUDA toolkit's headers "
+                                            "(cuda_fp16.h, ...): none found; set CUDA_HOME");
+      host.cuda_include = toolkit.front();
+      host.cache_dir = options.cache_dir.empty() ? fs::temp_directory_path() / "kjudge-host-cache"
+                                                 : options.cache_dir;
+      ro.race_detection = options.race_detection && !tsan_runtime(host.compiler).empty();
+      // The sanitizer's build runs some 20 times slower than the reference it is timed against.
+      ro.slowdown = 30;
+      ro.deadline_min_s = std::max(ro.deadline_min_s, 5.0);
+      v.manifest.gpu = fmt::format("none: {} CPU threads", std::thread::hardware_concurrency());
+      if (ro.race_detection)
+        v.manifest.case_budget += fmt::format("; races screened on the first run of the {} "
+                                              "smallest unperturbed cases, which run first",
+                                              HostKernelRunner::kRaceScreenedCases);
+      else
+        v.skips.push_back(options.race_detection
+                              ? "SKIP(no ThreadSanitizer runtime for the host compiler) race "
+                                "detection"
+                              : "SKIP(--no-race-detection) race detection");
+      CompileOptions nvrtc;
+      nvrtc.arch = 90;
+      nvrtc.kjudge_include = include;
+      nvrtc.cache_dir = options.cache_dir;
+      try {
+        oracle = std::make_unique<HostOracle>(problem, nvrtc, host, !options.against.has_value());
+      } catch (const UnsupportedOnHost& e) {
+        return skip(fmt::format("the reference: {}", e.what()));
+      }
+      make_runner = [&, host](std::string role, const Candidate& kernel) {
+        return std::make_unique<HostKernelRunner>(std::move(role), kernel, problem, ro, host);
+      };
+    }
+
+    std::unique_ptr<KernelUnderTest> runner = make_runner("candidate", candidate);
+    if (auto failed = runner->start()) {
+      if (failed->unsupported) return skip(failed->message);
+      return fail_early(failed->reason, failed->message);
+    }
 
     std::optional<Candidate> old;
-    std::unique_ptr<KernelRunner> old_runner;
+    std::unique_ptr<KernelUnderTest> old_runner;
     if (options.against) {
       try {
         old = load_candidate(*options.against, problem);
@@ -370,19 +496,21 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
         return fail_early(Reason::spec_error, fmt::format("--against: {}", e.what()));
       }
       // The old kernel is as untrusted as the candidate: it gets its own worker and defences.
-      old_runner = std::make_unique<KernelRunner>("--against kernel", *old, problem, oracle, ro);
-      if (auto failed = old_runner->start())
+      old_runner = make_runner("--against kernel", *old);
+      if (auto failed = old_runner->start()) {
+        if (failed->unsupported) return skip("the --against kernel: " + failed->message);
         return fail_early(
             Reason::spec_error,
             fmt::format("the --against kernel {}: {}",
                         failed->reason == Reason::compile_error ? "does not compile" : "cannot run",
                         failed->message));
+      }
     }
 
-    GpuSide gpu{problem, oracle, runner, old_runner.get(), !defence_disabled("rerun")};
+    RunSide running{problem, *oracle, *runner, old_runner.get(), !defence_disabled("rerun")};
     const HostSide host{problem, ro.poison, options.against.has_value()};
-    // Comparisons run on the pool, in case order, while this thread drives the GPU through the
-    // next cases; at most two per pool thread wait, bounding the host copies held.
+    // Comparisons run on the pool, in case order, while this thread drives the kernels through
+    // the next cases; at most two per pool thread wait, bounding the host copies held.
     TaskPool pool(comparison_threads(largest_case_elements(problem, cases)));
     const std::size_t window = 2 * static_cast<std::size_t>(pool.size());
     std::deque<std::future<Assessed>> pending;
@@ -399,9 +527,27 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     auto ready = [](const std::future<Assessed>& f) {
       return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
     };
+    // Host backend: the race-detecting build runs the smallest cases (it is some 20 times
+    // slower) of the problem's own shapes: a perturbed shape can be degenerate (one row, one
+    // block), where a race between blocks cannot show.
+    std::set<const Case*> screened;
+    if (backend == Backend::host && ro.race_detection) {
+      std::vector<std::pair<std::uint64_t, const Case*>> by_size;
+      for (const Case* c : cases)
+        if (c->case_class() != "perturbed")
+          by_size.emplace_back(largest_case_elements(problem, {c}), c);
+      std::stable_sort(by_size.begin(), by_size.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t k = 0; k < by_size.size() && k < HostKernelRunner::kRaceScreenedCases; ++k)
+        screened.insert(by_size[k].second);
+      // They run first: a race is the finding a kernel engineer wants before any mismatch.
+      std::stable_partition(cases.begin(), cases.end(),
+                            [&](const Case* c) { return screened.contains(c); });
+    }
+    running.screened = &screened;
     for (const Case* c : cases) {
       if (halted) break;
-      Gathered g = gpu.gather(*c);
+      Gathered g = running.gather(*c);
       const bool stop_after = g.stop;
       pending.push_back(pool.submit([&host, g = std::move(g)]() mutable {
         return host.assess(std::move(g));
@@ -416,6 +562,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     return fail_early(Reason::spec_error, e.what());
   } catch (const CudaError& e) {
     return fail_early(Reason::internal, fmt::format("CUDA in the oracle: {}", e.what()));
+  } catch (const UnsupportedOnHost& e) {
+    return skip(e.what());
   } catch (const std::exception& e) {
     return fail_early(Reason::internal, e.what());
   }

@@ -29,6 +29,11 @@ bool holds_pattern(const HostTensor& t, std::int64_t i, std::uint32_t pattern) {
   return true;
 }
 
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t pattern) {
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::byte>((pattern >> (8 * (i % 4))) & 0xFFu);
+}
+
 double run_deadline_s(double reference_s, double factor, double min_s, std::uint64_t bytes) {
   const double launches = std::max(factor * std::max(reference_s, 0.0), min_s);
   return launches + 1.0 + static_cast<double>(bytes) / 1e9;

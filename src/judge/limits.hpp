@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,10 @@ std::uint8_t redzone_byte(int run);
 // writes it writes the same value both times.
 //   run 0: 0xFFFFFFFF    run 1: 0x7F7F7F7F for 1-byte dtypes, 0x7FFF7FFF otherwise
 std::uint32_t poison_pattern(int run, DType dtype);
+
+// Fill host memory with a repeated 32-bit word (little-endian), the tail bytes as the same word
+// would have them: the host backend's poison, as the device's fill writes it.
+void fill_pattern(std::span<std::byte> bytes, std::uint32_t pattern);
 
 // Whether the element at flat index `i` of a tensor holds the poison `pattern` (element bytes
 // compared with the pattern's bytes at the element's offset).

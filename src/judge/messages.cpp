@@ -200,6 +200,7 @@ json to_json(const RunRequest& r) {
   json buffers = json::array();
   for (const auto& b : r.buffers) {
     json o = {{"name", b.name}, {"role", role_name(b.role)}, {"bytes", b.bytes}};
+    if (b.arena_offset != 0) o["arena_offset"] = b.arena_offset;
     if (b.role == BufferRole::input) {
       o["ipc"] = b.source_ipc;
       o["ptr"] = b.source_ptr;
@@ -227,12 +228,14 @@ json to_json(const RunRequest& r) {
                         {"cooperative", l.dims.cooperative},
                         {"args", std::move(args)}});
   }
-  return {{"op", "run"},
-          {"case_id", r.case_id},
-          {"buffers", std::move(buffers)},
-          {"launches", std::move(launches)},
-          {"redzone_bytes", r.redzone_bytes},
-          {"redzone_byte", r.redzone_byte}};
+  json j = {{"op", "run"},
+            {"case_id", r.case_id},
+            {"buffers", std::move(buffers)},
+            {"launches", std::move(launches)},
+            {"redzone_bytes", r.redzone_bytes},
+            {"redzone_byte", r.redzone_byte}};
+  if (r.arena_bytes != 0) j["arena_bytes"] = r.arena_bytes;
+  return j;
 }
 
 RunRequest run_request_from_json(const json& j) {
@@ -243,6 +246,7 @@ RunRequest run_request_from_json(const json& j) {
     q.name = get_string(b, "name");
     q.role = parse_role(get_string(b, "role"));
     q.bytes = get_u64(b, "bytes");
+    if (b.contains("arena_offset")) q.arena_offset = get_u64(b, "arena_offset");
     if (q.role == BufferRole::input) {
       q.source_ipc = get_string(b, "ipc");
       q.source_ptr = get_u64(b, "ptr");
@@ -290,6 +294,7 @@ RunRequest run_request_from_json(const json& j) {
   const std::uint64_t byte = get_u64(j, "redzone_byte");
   if (byte > 255) bad("field 'redzone_byte' exceeds a byte");
   r.redzone_byte = static_cast<std::uint8_t>(byte);
+  if (j.contains("arena_bytes")) r.arena_bytes = get_u64(j, "arena_bytes");
   return r;
 }
 

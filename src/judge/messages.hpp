@@ -18,6 +18,11 @@
 //                                            "out_of_memory" | "internal", "message", ...}
 //   {"op": "release"}                 -> {"ok": true} (buffers of the last run freed)
 //   {"op": "exit"}                    -> the worker exits 0 without replying
+//
+// The host worker (`kjudge --worker --host`) takes the same "run" with each buffer's
+// "arena_offset" in the shared arena it was started with and the arena's "arena_bytes"; its
+// reply is {"ok": true, "elapsed_ms"}: the oracle reads the arena itself. Its "load" is
+//   {"op": "load", "shared_object", "lowered": [...]} -> {"ok": true, "kernels": N}
 #pragma once
 
 #include <cstdint>
@@ -53,6 +58,9 @@ struct BufferRequest {
   std::string source_ipc;
   std::uint64_t source_ptr = 0;
   Fill fill; // outputs and scratch
+  // Host backend: where the buffer's red zone starts in the shared arena; the oracle has
+  // already written the contents, the fills and the red zones there.
+  std::uint64_t arena_offset = 0;
 };
 
 struct ArgRequest {
@@ -75,6 +83,7 @@ struct RunRequest {
   std::vector<LaunchRequest> launches;
   std::uint64_t redzone_bytes = 0; // before and after every buffer
   std::uint8_t redzone_byte = 0;   // the red zones' fill
+  std::uint64_t arena_bytes = 0;   // host backend: the shared arena's size for this run
 };
 
 struct BufferHandle {

@@ -45,7 +45,9 @@ bool bare_one_parameter_template(std::string_view source, std::string_view kerne
   return false;
 }
 
-std::vector<LaunchSpec> instantiate(const KernelSource& src, std::string_view type) {
+} // namespace
+
+std::vector<LaunchSpec> instantiate_plan(const KernelSource& src, std::string_view type) {
   std::vector<LaunchSpec> out = src.launches;
   for (LaunchSpec& l : out)
     l.kernel = instantiate_kernel(l.kernel, type,
@@ -53,8 +55,8 @@ std::vector<LaunchSpec> instantiate(const KernelSource& src, std::string_view ty
   return out;
 }
 
-PlanContext plan_context(const Problem& problem, const std::string& owner, bool golden,
-                         const DeviceInfo& device) {
+PlanContext oracle_plan_context(const Problem& problem, const std::string& owner, bool golden,
+                                const DeviceInfo& device) {
   PlanContext ctx;
   ctx.owner = owner;
   for (const auto& in : problem.inputs)
@@ -66,6 +68,8 @@ PlanContext plan_context(const Problem& problem, const std::string& owner, bool 
   return ctx;
 }
 
+namespace {
+
 std::size_t bytes_of(DType dtype, const Shape& shape) {
   return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
 }
@@ -76,6 +80,8 @@ std::uint64_t CaseData::input_bytes() const {
   std::uint64_t n = 0;
   for (const auto& b : master)
     n += b.bytes();
+  for (const auto& t : host_master)
+    n += t.nbytes();
   return n;
 }
 
@@ -115,12 +121,12 @@ Oracle::Oracle(const Problem& problem, const CudaContext& context, const Compile
   builtins_ = std::make_unique<BuiltinKernels>(compile);
 
   const std::string float_type(dtype_cxx_name(problem_float_dtype(problem)));
-  reference_.launches = instantiate(problem.reference, float_type);
-  reference_.context = plan_context(problem, "reference", false, context.info());
+  reference_.launches = instantiate_plan(problem.reference, float_type);
+  reference_.context = oracle_plan_context(problem, "reference", false, context.info());
   const KernelSource& golden_src = problem.golden ? *problem.golden : problem.reference;
   if (need_golden) {
-    golden_.launches = instantiate(golden_src, "double");
-    golden_.context = plan_context(problem, "golden", true, context.info());
+    golden_.launches = instantiate_plan(golden_src, "double");
+    golden_.context = oracle_plan_context(problem, "golden", true, context.info());
   }
 
   auto compile_into = [&](const KernelSource& src, const std::vector<std::string>& expressions,
@@ -152,39 +158,13 @@ Oracle::Oracle(const Problem& problem, const CudaContext& context, const Compile
     return module;
   };
 
-  auto expressions_of = [](const std::vector<LaunchSpec>& launches) {
-    std::vector<std::size_t> unused;
-    return distinct_expressions(launches, unused);
-  };
-  const bool shared_source = need_golden && golden_src.text == problem.reference.text &&
-                             golden_src.path == problem.reference.path;
-  std::vector<std::string> ref_expressions = expressions_of(reference_.launches);
-  if (shared_source) {
-    // One NVRTC run for both instantiations of the same template.
-    for (const auto& e : expressions_of(golden_.launches))
-      if (std::find(ref_expressions.begin(), ref_expressions.end(), e) == ref_expressions.end())
-        ref_expressions.push_back(e);
-  }
-  reference_module_ = compile_into(problem.reference, ref_expressions, "reference");
-  if (need_golden && !shared_source)
-    golden_module_ = compile_into(golden_src, expressions_of(golden_.launches), "golden");
-
-  auto bind = [&](CompiledPlan& plan, const Module& module, const KernelSource& src) {
-    for (const LaunchSpec& l : plan.launches) {
-      const auto it = module.kernels.find(l.kernel);
-      KJ_EXPECTS(it != module.kernels.end(), "every launch's expression was compiled");
-      plan.kernels.push_back(it->second);
-    }
-    for (const PlanKernel& k : plan.kernels)
-      plan.per_launch.push_back(&k);
-    try {
-      check_plan_types(plan.launches, plan.per_launch, plan.context);
-    } catch (const PlanError& e) {
-      throw SpecError(file_location(src.path), e.what());
-    }
-  };
-  bind(reference_, *reference_module_, problem.reference);
-  if (need_golden) bind(golden_, golden_module_ ? *golden_module_ : *reference_module_, golden_src);
+  const ReferenceBuilds builds =
+      reference_builds(problem, reference_, need_golden ? &golden_ : nullptr);
+  reference_module_ = compile_into(problem.reference, builds.reference, "reference");
+  if (!builds.golden.empty()) golden_module_ = compile_into(golden_src, builds.golden, "golden");
+  bind_plan(reference_, reference_module_->kernels, problem.reference);
+  if (need_golden)
+    bind_plan(golden_, (golden_module_ ? *golden_module_ : *reference_module_).kernels, golden_src);
 }
 
 Oracle::~Oracle() = default;
@@ -292,32 +272,12 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
                                       case_id, role, problem_.inputs[i].name, changed));
   }
 
-  // An element still holding the poison may be a legitimate all-ones value (-1 in an integer
-  // output); a second run with the other poison tells.
-  bool suspicious = false;
-  for (std::size_t o = 0; o < n_out && !suspicious; ++o) {
-    if (problem_.outputs[o].init == InitRule::zero) continue;
-    suspicious = find_unwritten(host[o], poison_pattern(0, dtype_of(o)), nullptr, 0).count > 0;
-  }
-  if (suspicious) {
-    fill_outputs(1);
-    run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
-    std::vector<HostTensor> again = read_outputs();
-    for (std::size_t o = 0; o < n_out; ++o) {
-      if (problem_.outputs[o].init == InitRule::zero) continue;
-      const Unwritten u = find_unwritten(host[o], poison_pattern(0, dtype_of(o)), &again[o],
-                                         poison_pattern(1, dtype_of(o)));
-      if (u.count > 0) {
-        const Shape& shape = data.output_shapes[o];
-        throw SpecError({}, fmt::format("case {}: the {} leaves {} of {} elements of output '{}' "
-                                        "unwritten (first at flat index {} of {})",
-                                        case_id, role, u.count, checked_numel(shape),
-                                        problem_.outputs[o].name, u.first.front(),
-                                        shape_string(shape)));
-      }
-    }
-    host = std::move(again);
-  }
+  host = settle_reference_outputs(problem_, role, case_id, data.output_shapes, golden,
+                                  std::move(host), [&] {
+                                    fill_outputs(1);
+                                    run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
+                                    return read_outputs();
+                                  });
 
   if (keep_device_results_)
     for (auto& b : outputs)
@@ -332,18 +292,88 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   }
 }
 
-CaseData Oracle::prepare(const Case& c) {
+ReferenceBuilds reference_builds(const Problem& problem, const CompiledPlan& reference,
+                                 const CompiledPlan* golden) {
+  auto expressions_of = [](const std::vector<LaunchSpec>& launches) {
+    std::vector<std::size_t> unused;
+    return distinct_expressions(launches, unused);
+  };
+  ReferenceBuilds out;
+  out.reference = expressions_of(reference.launches);
+  if (!golden) return out;
+  const KernelSource& golden_src = problem.golden ? *problem.golden : problem.reference;
+  const bool shared_source =
+      golden_src.text == problem.reference.text && golden_src.path == problem.reference.path;
+  if (!shared_source) {
+    out.golden = expressions_of(golden->launches);
+    return out;
+  }
+  // One compile for both instantiations of the same template.
+  for (const auto& e : expressions_of(golden->launches))
+    if (std::find(out.reference.begin(), out.reference.end(), e) == out.reference.end())
+      out.reference.push_back(e);
+  return out;
+}
+
+void bind_plan(CompiledPlan& plan, const std::map<std::string, PlanKernel>& kernels,
+               const KernelSource& src) {
+  for (const LaunchSpec& l : plan.launches) {
+    const auto it = kernels.find(l.kernel);
+    KJ_EXPECTS(it != kernels.end(), "every launch's expression was compiled");
+    plan.kernels.push_back(it->second);
+  }
+  for (const PlanKernel& k : plan.kernels)
+    plan.per_launch.push_back(&k);
+  try {
+    check_plan_types(plan.launches, plan.per_launch, plan.context);
+  } catch (const PlanError& e) {
+    throw SpecError(file_location(src.path), e.what());
+  }
+}
+
+std::vector<HostTensor> settle_reference_outputs(
+    const Problem& problem, const std::string& role, const std::string& case_id,
+    const std::vector<Shape>& shapes, bool golden, std::vector<HostTensor> first,
+    const std::function<std::vector<HostTensor>()>& rerun) {
+  auto pattern = [&](std::size_t o, int run) {
+    const DType d = problem.outputs[o].dtype;
+    return poison_pattern(run, golden && is_float(d) ? DType::f64 : d);
+  };
+  bool suspicious = false;
+  for (std::size_t o = 0; o < first.size() && !suspicious; ++o)
+    if (problem.outputs[o].init != InitRule::zero)
+      suspicious = find_unwritten(first[o], pattern(o, 0), nullptr, 0).count > 0;
+  if (!suspicious) return first;
+  std::vector<HostTensor> again = rerun();
+  for (std::size_t o = 0; o < first.size(); ++o) {
+    if (problem.outputs[o].init == InitRule::zero) continue;
+    const Unwritten u = find_unwritten(first[o], pattern(o, 0), &again[o], pattern(o, 1));
+    if (u.count > 0)
+      throw SpecError({}, fmt::format("case {}: the {} leaves {} of {} elements of output '{}' "
+                                      "unwritten (first at flat index {} of {})",
+                                      case_id, role, u.count, checked_numel(shapes[o]),
+                                      problem.outputs[o].name, u.first.front(),
+                                      shape_string(shapes[o])));
+  }
+  return again;
+}
+
+CaseData case_frame(const Problem& problem, const Case& c) {
   CaseData data;
-  data.env = shape_env(problem_, c.shapes.dims);
-  for (const auto& in : problem_.inputs)
+  data.env = shape_env(problem, c.shapes.dims);
+  for (const auto& in : problem.inputs)
     data.input_shapes.push_back(eval_shape(in.shape, data.env, in.name, in.where));
-  for (const auto& out : problem_.outputs)
+  for (const auto& out : problem.outputs)
     data.output_shapes.push_back(eval_shape(out.shape, data.env, out.name, out.where));
   data.nan_in_inputs = c.special && c.special->kind == SpecialKind::nan;
   data.extreme_in_inputs =
       c.special && (c.special->kind == SpecialKind::dtype_max ||
                     c.special->kind == SpecialKind::pos_inf || c.special->kind == SpecialKind::neg_inf);
+  return data;
+}
 
+CaseData Oracle::prepare(const Case& c) {
+  CaseData data = case_frame(problem_, c);
   const CUstream stream = context_.stream();
   const SpecialValues* special = c.special ? &*c.special : nullptr;
   for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {

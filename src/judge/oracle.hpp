@@ -7,6 +7,8 @@
 // ERROR(spec_error).
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,11 +30,13 @@ struct CaseData {
   std::vector<Shape> input_shapes;   // per problem input
   std::vector<Shape> output_shapes;  // per problem output
   std::vector<DeviceBuffer> master;  // per input: the generated inputs, never exported
+  std::vector<HostTensor> host_master; // the same on the host backend (master stays empty)
   std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
   std::vector<HostTensor> reference; // per output, in its dtype
   double reference_s = 0;            // wall time of the reference's launches
   bool nan_in_inputs = false;        // a NaN special-value case
   bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
+  bool race_screen = false;          // host backend: run 1 goes to the race-detecting build
   // The reference's and golden's output buffers, kept allocated only under the isolation test
   // switch: there the candidate shares this process, and a harness without isolation keeps its
   // expected outputs in memory the candidate can address (the trap the switch demonstrates).
@@ -54,21 +58,60 @@ struct CompiledPlan {
 std::vector<std::string> distinct_expressions(const std::vector<LaunchSpec>& launches,
                                               std::vector<std::size_t>& index_of_launch);
 
+// A plan's launches with the float role T instantiated as `type` ("float", "double").
+std::vector<LaunchSpec> instantiate_plan(const KernelSource& src, std::string_view type);
+
+// The tensors the reference ("reference") or golden ("golden": float tensors as f64) sees.
+PlanContext oracle_plan_context(const Problem& problem, const std::string& owner, bool golden,
+                                const DeviceInfo& device);
+
+// The name expressions the reference's build compiles and, where the golden has a source of
+// its own, the golden's build; one build serves both when they share the reference's source.
+struct ReferenceBuilds {
+  std::vector<std::string> reference, golden; // golden empty: no build of its own
+};
+ReferenceBuilds reference_builds(const Problem& problem, const CompiledPlan& reference,
+                                 const CompiledPlan* golden);
+
+// A plan's kernels from its build's (by expression), checked against the plan; SpecError at
+// the source when they do not fit.
+void bind_plan(CompiledPlan& plan, const std::map<std::string, PlanKernel>& kernels,
+               const KernelSource& src);
+
+// The reference's (or golden's) outputs after its first run (poison 0), checked for poison
+// left in them: an element still holding it may be a legitimate all-ones value (-1 in an
+// integer output), so a second run with the other poison decides (`rerun` makes it and returns
+// its outputs). Returns the outputs to use; SpecError when elements stay unwritten.
+std::vector<HostTensor> settle_reference_outputs(
+    const Problem& problem, const std::string& role, const std::string& case_id,
+    const std::vector<Shape>& shapes, bool golden, std::vector<HostTensor> first,
+    const std::function<std::vector<HostTensor>()>& rerun);
+
+// A case's dims, shapes and special-value flags: CaseData without any tensor.
+CaseData case_frame(const Problem& problem, const Case& c);
+
 // The reference's float role T: the dtype of the first float input (else of the first float
 // output; f32 when the problem has no float tensor).
 DType problem_float_dtype(const Problem& problem);
 
-class Oracle {
+// The trusted side of a check, on either backend: each case's inputs, golden and reference.
+class CaseOracle {
+public:
+  virtual ~CaseOracle() = default;
+  // Inputs, golden and reference of one case. Throws SpecError for the problem's faults.
+  virtual CaseData prepare(const Case& c) = 0;
+};
+
+class Oracle final : public CaseOracle {
 public:
   // Compiles the reference (and the golden when `need_golden`) and the builtin kernels. Throws
   // SpecError when the reference or golden does not compile or its plan does not fit its
   // kernels' signatures; CompileError never escapes.
   Oracle(const Problem& problem, const CudaContext& context, const CompileOptions& compile,
          bool need_golden);
-  ~Oracle();
+  ~Oracle() override;
 
-  // Inputs, golden and reference of one case. Throws SpecError for the problem's faults.
-  CaseData prepare(const Case& c);
+  CaseData prepare(const Case& c) override;
 
   // Keep each case's expected outputs allocated while the candidate runs (the isolation switch).
   void keep_device_results(bool keep) { keep_device_results_ = keep; }

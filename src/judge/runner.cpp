@@ -31,64 +31,38 @@ std::size_t bytes_of(DType dtype, const Shape& shape) {
 
 } // namespace
 
-KernelRunner::KernelRunner(std::string role, const Candidate& kernel, const Problem& problem,
-                           const Oracle& oracle, RunnerOptions options)
-    : role_(std::move(role)), kernel_(kernel), problem_(problem), oracle_(oracle),
-      options_(std::move(options)) {
-  launches_ = kernel.source.launches;
-  context_.owner = role_;
-  for (const auto& in : problem.inputs)
-    context_.tensors.push_back({in.name, in.dtype});
-  for (const auto& out : problem.outputs)
-    context_.tensors.push_back({out.name, out.dtype});
-  for (const auto& s : kernel.scratch)
-    context_.tensors.push_back({s.name, s.dtype});
-  context_.scalars = problem.scalars;
-  context_.device = oracle.context().info();
-}
-
-KernelRunner::~KernelRunner() = default;
-
-void KernelRunner::drop_worker() {
-  link_.reset();
-}
-
-std::optional<StartFailure> KernelRunner::start() {
-  if (auto failed = compile()) return failed;
-  return spawn_and_load(true);
-}
-
-std::optional<StartFailure> KernelRunner::compile() {
+std::optional<StartFailure> compile_in_worker(const std::string& role, const Candidate& kernel,
+                                              const Problem& problem, const RunnerOptions& options,
+                                              int arch, bool arch_specific,
+                                              std::vector<std::size_t>& index_of_launch,
+                                              ModuleMessage& module) {
   auto fail = [](Reason reason, std::string message) {
     return StartFailure{reason, std::move(message)};
   };
   std::unique_ptr<WorkerProcess> compiler;
   try {
     compiler = std::make_unique<WorkerProcess>(std::vector<std::string>{
-        options_.self_exe.string(), "--worker", "--compile-only", "--fd", "{fd}", "--memory-mb",
-        std::to_string(options_.compile_memory_cap >> 20)});
+        options.self_exe.string(), "--worker", "--compile-only", "--fd", "{fd}", "--memory-mb",
+        std::to_string(options.compile_memory_cap >> 20)});
   } catch (const std::exception& e) {
     return fail(Reason::internal, fmt::format("cannot start the compiler's worker: {}", e.what()));
   }
-  const Reply hello = compiler->hello(after(options_.startup_s));
+  const Reply hello = compiler->hello(after(options.startup_s));
   if (hello.status != Reply::Status::ok)
     return fail(Reason::internal,
                 fmt::format("the compiler's worker did not start: {}",
                             hello.status == Reply::Status::error ? hello.error.message
                                                                  : hello.detail));
-  const DeviceInfo& device = oracle_.context().info();
   CompileRequest request;
-  request.source = kernel_.source.text;
-  request.file_name = kernel_.path.filename().string();
-  request.expressions = distinct_expressions(launches_, index_of_launch_);
-  request.options = kernel_.options;
-  request.cache_dir = options_.cache_dir;
-  request.kjudge_include = options_.kjudge_include;
-  request.arch = device.cc_major * 10 + device.cc_minor;
-  // sm_90a and later: the architecture-specific instructions (wgmma, setmaxnreg) fast Hopper
-  // kernels use. The CUBIN runs on exactly this device, which is the one it is compiled for.
-  request.arch_specific = device.cc_major >= 9;
-  const Reply reply = compiler->request(to_json(request), after(options_.compile_s));
+  request.source = kernel.source.text;
+  request.file_name = kernel.path.filename().string();
+  request.expressions = distinct_expressions(kernel.source.launches, index_of_launch);
+  request.options = kernel.options;
+  request.cache_dir = options.cache_dir;
+  request.kjudge_include = options.kjudge_include;
+  request.arch = arch;
+  request.arch_specific = arch_specific;
+  const Reply reply = compiler->request(to_json(request), after(options.compile_s));
   switch (reply.status) {
   case Reply::Status::ok:
     break;
@@ -101,7 +75,7 @@ std::optional<StartFailure> KernelRunner::compile() {
       // does not take) fails NVRTC's name expression: that is a plan/kernel mismatch, the
       // candidate's launch_error (DESIGN.md), with the lexer's reading as the explanation.
       for (const Diagnostic& d :
-           check_launch_signatures(problem_, kernel_.source, kernel_.scratch)) {
+           check_launch_signatures(problem, kernel.source, kernel.scratch)) {
         const std::string& field = d.where.field;
         if (d.severity == Diagnostic::Severity::error && field.size() >= 7 &&
             field.compare(field.size() - 7, 7, ".kernel") == 0)
@@ -109,27 +83,67 @@ std::optional<StartFailure> KernelRunner::compile() {
       }
       return fail(Reason::compile_error, message);
     }
-    return fail(Reason::internal, fmt::format("the compiler's worker failed on the {}: {}", role_,
+    return fail(Reason::internal, fmt::format("the compiler's worker failed on the {}: {}", role,
                                               reply.error.message));
   case Reply::Status::timeout:
     return fail(Reason::compile_error,
-                fmt::format("the {} did not compile within {:.0f} s", role_, options_.compile_s));
+                fmt::format("the {} did not compile within {:.0f} s", role, options.compile_s));
   case Reply::Status::died:
     return fail(Reason::compile_error,
                 fmt::format("the compiler died compiling the {} ({}; its memory is capped at {} "
                             "MiB)",
-                            role_, reply.detail, options_.compile_memory_cap >> 20));
+                            role, reply.detail, options.compile_memory_cap >> 20));
   case Reply::Status::protocol:
     return fail(Reason::internal, fmt::format("compiler protocol: {}", reply.detail));
   }
   try {
-    module_ = module_message_from_json(reply.message);
+    module = module_message_from_json(reply.message);
   } catch (const std::invalid_argument& e) {
     return fail(Reason::internal, e.what());
   }
-  if (module_.kernels.size() != request.expressions.size())
+  if (module.kernels.size() != request.expressions.size())
     return fail(Reason::internal, "the compiler's reply lists the wrong number of kernels");
   return std::nullopt;
+}
+
+PlanContext candidate_plan_context(const std::string& role, const Problem& problem,
+                                   const Candidate& kernel, const DeviceInfo& device) {
+  PlanContext context;
+  context.owner = role;
+  for (const auto& in : problem.inputs)
+    context.tensors.push_back({in.name, in.dtype});
+  for (const auto& out : problem.outputs)
+    context.tensors.push_back({out.name, out.dtype});
+  for (const auto& s : kernel.scratch)
+    context.tensors.push_back({s.name, s.dtype});
+  context.scalars = problem.scalars;
+  context.device = device;
+  return context;
+}
+
+KernelRunner::KernelRunner(std::string role, const Candidate& kernel, const Problem& problem,
+                           const Oracle& oracle, RunnerOptions options)
+    : role_(std::move(role)), kernel_(kernel), problem_(problem), oracle_(oracle),
+      options_(std::move(options)) {
+  launches_ = kernel.source.launches;
+  context_ = candidate_plan_context(role_, problem, kernel, oracle.context().info());
+}
+
+KernelRunner::~KernelRunner() = default;
+
+void KernelRunner::drop_worker() {
+  link_.reset();
+}
+
+std::optional<StartFailure> KernelRunner::start() {
+  const DeviceInfo& device = oracle_.context().info();
+  // sm_90a and later: the architecture-specific instructions (wgmma, setmaxnreg) fast Hopper
+  // kernels use. The CUBIN runs on exactly this device, which is the one it is compiled for.
+  if (auto failed = compile_in_worker(role_, kernel_, problem_, options_,
+                                      device.cc_major * 10 + device.cc_minor,
+                                      device.cc_major >= 9, index_of_launch_, module_))
+    return failed;
+  return spawn_and_load(true);
 }
 
 std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
@@ -195,6 +209,145 @@ std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
   return std::nullopt;
 }
 
+bool plan_run(const std::string& role, const Candidate& kernel, const Problem& problem,
+              const std::vector<LaunchSpec>& launches,
+              const std::vector<const PlanKernel*>& per_launch, const PlanContext& context,
+              const CaseData& data, int run_index, const RunnerOptions& options,
+              RunRequest& request, RunOutcome& out) {
+  // The plan on this case's shapes: a launch that does not fit is the kernel's failure here.
+  std::vector<Shape> scratch_shapes;
+  try {
+    for (const auto& s : kernel.scratch) {
+      scratch_shapes.push_back(eval_shape(s.shape, data.env, s.name, s.where));
+      // The byte count must not wrap (nor the red zones added to it): 2^56 bytes is beyond
+      // any device.
+      if (checked_numel(scratch_shapes.back()) > (std::int64_t{1} << 53))
+        throw PlanError(fmt::format("{}: scratch '{}' of shape {} is larger than any device", role,
+                                    s.name, shape_string(scratch_shapes.back())));
+    }
+    request.launches = marshal_launches(launches, per_launch, context, data.env);
+  } catch (const PlanError& e) {
+    out.reason = Reason::launch_error;
+    out.message = e.what();
+    return false;
+  } catch (const SpecError& e) {
+    out.reason = Reason::launch_error;
+    out.message = fmt::format("{}: {}", role, e.what());
+    return false;
+  }
+  request.redzone_bytes = options.redzone ? kRedzoneBytes : 0;
+  request.redzone_byte = redzone_byte(run_index);
+
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
+    BufferRequest b;
+    b.name = problem.inputs[i].name;
+    b.role = BufferRole::input;
+    b.bytes = bytes_of(problem.inputs[i].dtype, data.input_shapes[i]);
+    total += b.bytes;
+    request.buffers.push_back(std::move(b));
+  }
+  auto fill_for = [&](InitRule init, DType dtype) {
+    Fill f;
+    if (init == InitRule::zero) {
+      f.kind = Fill::Kind::zero;
+    } else if (options.poison) {
+      f.kind = Fill::Kind::pattern;
+      f.pattern = poison_pattern(run_index, dtype);
+    }
+    return f;
+  };
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+    const OutputSpec& spec = problem.outputs[o];
+    InitRule init = spec.init;
+    if (const auto it = kernel.output_init.find(spec.name); it != kernel.output_init.end())
+      init = it->second;
+    BufferRequest b;
+    b.name = spec.name;
+    b.role = BufferRole::output;
+    b.bytes = bytes_of(spec.dtype, data.output_shapes[o]);
+    b.fill = fill_for(init, spec.dtype);
+    out.poisoned.push_back(b.fill.kind == Fill::Kind::pattern);
+    total += b.bytes;
+    request.buffers.push_back(std::move(b));
+  }
+  for (std::size_t s = 0; s < kernel.scratch.size(); ++s) {
+    BufferRequest b;
+    b.name = kernel.scratch[s].name;
+    b.role = BufferRole::scratch;
+    b.bytes = bytes_of(kernel.scratch[s].dtype, scratch_shapes[s]);
+    b.fill = fill_for(kernel.scratch[s].init, kernel.scratch[s].dtype);
+    total += b.bytes;
+    request.buffers.push_back(std::move(b));
+  }
+  out.deadline_s =
+      run_deadline_s(data.reference_s, options.deadline_factor, options.deadline_min_s, total);
+  return true;
+}
+
+RunOutcome failed_run(const Reply& reply, const RunOutcome& planned, const Candidate& kernel,
+                      double reference_s, const RunnerOptions& options, bool& worker_lost) {
+  RunOutcome out;
+  out.deadline_s = planned.deadline_s;
+  worker_lost = true;
+  switch (reply.status) {
+  case Reply::Status::ok:
+    KJ_EXPECTS(false, "failed_run of a failed reply");
+    break;
+  case Reply::Status::timeout:
+    out.reason = Reason::timeout;
+    out.message = fmt::format(
+        "no result within {:.2f} s (max({:g} x the reference's {:.4f} s, {:g} s) plus the "
+        "copies' allowance); the worker was killed",
+        out.deadline_s, options.deadline_factor, reference_s, options.deadline_min_s);
+    break;
+  case Reply::Status::died:
+    out.reason = Reason::crash;
+    out.message = reply.detail;
+    break;
+  case Reply::Status::protocol:
+    out.reason = Reason::internal;
+    out.message = fmt::format("worker protocol: {}", reply.detail);
+    break;
+  case Reply::Status::error: {
+    const ErrorReply& e = reply.error;
+    out.message = e.message;
+    if (e.error == "crash") {
+      out.reason = Reason::crash;
+    } else if (e.error == "launch_error") {
+      worker_lost = false;
+      out.reason = Reason::launch_error;
+    } else if (e.error == "out_of_memory") {
+      worker_lost = false;
+      const bool scratch = std::any_of(kernel.scratch.begin(), kernel.scratch.end(),
+                                       [&](const ScratchSpec& s) { return s.name == e.buffer; });
+      out.reason = scratch ? Reason::launch_error : Reason::internal;
+    } else {
+      out.reason = Reason::internal;
+      out.message = fmt::format("the worker failed: {}", e.message);
+    }
+    break;
+  }
+  }
+  return out;
+}
+
+void settle_damage(RunOutcome& out) {
+  auto join = [](const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items)
+      s += (s.empty() ? "" : "; ") + i;
+    return s;
+  };
+  if (!out.oob.empty()) {
+    out.reason = Reason::oob_write;
+    out.message = join(out.oob);
+  } else if (!out.inputs_modified.empty()) {
+    out.reason = Reason::input_modified;
+    out.message = join(out.inputs_modified);
+  }
+}
+
 RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index) {
   RunOutcome out;
   if (!link_ || !link_->alive()) {
@@ -210,51 +363,21 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     }
   }
 
-  // The plan on this case's shapes: a launch that does not fit is the kernel's failure here.
-  std::vector<Shape> scratch_shapes;
-  std::vector<LaunchRequest> launches;
-  try {
-    for (const auto& s : kernel_.scratch) {
-      scratch_shapes.push_back(eval_shape(s.shape, data.env, s.name, s.where));
-      // The byte count must not wrap (nor the red zones added to it): 2^56 bytes is beyond
-      // any device.
-      if (checked_numel(scratch_shapes.back()) > (std::int64_t{1} << 53))
-        throw PlanError(fmt::format("{}: scratch '{}' of shape {} is larger than any device", role_,
-                                    s.name, shape_string(scratch_shapes.back())));
-    }
-    launches = marshal_launches(launches_, per_launch_, context_, data.env);
-  } catch (const PlanError& e) {
-    out.reason = Reason::launch_error;
-    out.message = e.what();
-    return out;
-  } catch (const SpecError& e) {
-    out.reason = Reason::launch_error;
-    out.message = fmt::format("{}: {}", role_, e.what());
-    return out;
-  }
-
-  const CUstream stream = oracle_.context().stream();
-  const BuiltinKernels& builtins = oracle_.builtins();
   RunRequest request;
   request.case_id = c.id;
-  request.launches = std::move(launches);
-  request.redzone_bytes = options_.redzone ? kRedzoneBytes : 0;
-  request.redzone_byte = redzone_byte(run_index);
+  if (!plan_run(role_, kernel_, problem_, launches_, per_launch_, context_, data, run_index,
+                options_, request, out))
+    return out;
 
   // Staging copies: the worker copies from these, never from the master, which no other
   // process ever maps.
+  const CUstream stream = oracle_.context().stream();
+  const BuiltinKernels& builtins = oracle_.builtins();
   std::vector<DeviceBuffer> staging;
-  std::uint64_t total = 0;
   for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
-    const std::size_t bytes = bytes_of(problem_.inputs[i].dtype, data.input_shapes[i]);
+    const std::size_t bytes = request.buffers[i].bytes;
     staging.emplace_back(std::max<std::size_t>(bytes, 1));
     copy_device(staging.back().ptr(), data.master[i].ptr(), bytes, stream);
-    BufferRequest b;
-    b.name = problem_.inputs[i].name;
-    b.role = BufferRole::input;
-    b.bytes = bytes;
-    total += bytes;
-    request.buffers.push_back(std::move(b));
   }
   oracle_.context().synchronize();
   for (std::size_t i = 0; i < staging.size(); ++i) {
@@ -263,85 +386,14 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     else
       request.buffers[i].source_ipc = ipc_handle_to_hex(export_ipc(staging[i].ptr()));
   }
-  auto fill_for = [&](InitRule init, DType dtype) {
-    Fill f;
-    if (init == InitRule::zero) {
-      f.kind = Fill::Kind::zero;
-    } else if (options_.poison) {
-      f.kind = Fill::Kind::pattern;
-      f.pattern = poison_pattern(run_index, dtype);
-    }
-    return f;
-  };
-  for (std::size_t o = 0; o < problem_.outputs.size(); ++o) {
-    const OutputSpec& spec = problem_.outputs[o];
-    InitRule init = spec.init;
-    if (const auto it = kernel_.output_init.find(spec.name); it != kernel_.output_init.end())
-      init = it->second;
-    BufferRequest b;
-    b.name = spec.name;
-    b.role = BufferRole::output;
-    b.bytes = bytes_of(spec.dtype, data.output_shapes[o]);
-    b.fill = fill_for(init, spec.dtype);
-    out.poisoned.push_back(b.fill.kind == Fill::Kind::pattern);
-    total += b.bytes;
-    request.buffers.push_back(std::move(b));
-  }
-  for (std::size_t s = 0; s < kernel_.scratch.size(); ++s) {
-    BufferRequest b;
-    b.name = kernel_.scratch[s].name;
-    b.role = BufferRole::scratch;
-    b.bytes = bytes_of(kernel_.scratch[s].dtype, scratch_shapes[s]);
-    b.fill = fill_for(kernel_.scratch[s].init, kernel_.scratch[s].dtype);
-    total += b.bytes;
-    request.buffers.push_back(std::move(b));
-  }
 
-  out.deadline_s =
-      run_deadline_s(data.reference_s, options_.deadline_factor, options_.deadline_min_s, total);
   const Reply reply = link_->request(to_json(request), after(out.deadline_s));
   staging.clear();
-
-  switch (reply.status) {
-  case Reply::Status::ok:
-    break;
-  case Reply::Status::timeout:
-    drop_worker();
-    out.reason = Reason::timeout;
-    out.message = fmt::format(
-        "no result within {:.2f} s (max({:g} x the reference's {:.4f} s, {:g} s) plus the "
-        "copies' allowance); the worker was killed",
-        out.deadline_s, options_.deadline_factor, data.reference_s, options_.deadline_min_s);
-    return out;
-  case Reply::Status::died:
-    drop_worker();
-    out.reason = Reason::crash;
-    out.message = reply.detail;
-    return out;
-  case Reply::Status::protocol:
-    drop_worker();
-    out.reason = Reason::internal;
-    out.message = fmt::format("worker protocol: {}", reply.detail);
-    return out;
-  case Reply::Status::error: {
-    const ErrorReply& e = reply.error;
-    out.message = e.message;
-    if (e.error == "crash") {
-      drop_worker();
-      out.reason = Reason::crash;
-    } else if (e.error == "launch_error") {
-      out.reason = Reason::launch_error;
-    } else if (e.error == "out_of_memory") {
-      const bool scratch = std::any_of(kernel_.scratch.begin(), kernel_.scratch.end(),
-                                       [&](const ScratchSpec& s) { return s.name == e.buffer; });
-      out.reason = scratch ? Reason::launch_error : Reason::internal;
-    } else {
-      drop_worker();
-      out.reason = Reason::internal;
-      out.message = fmt::format("the worker failed: {}", e.message);
-    }
-    return out;
-  }
+  if (reply.status != Reply::Status::ok) {
+    bool lost = false;
+    RunOutcome failed = failed_run(reply, out, kernel_, data.reference_s, options_, lost);
+    if (lost) drop_worker();
+    return failed;
   }
 
   RunReply got;
@@ -399,19 +451,7 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
       out.outputs.push_back(std::move(t));
     }
   }
-  auto join = [](const std::vector<std::string>& items) {
-    std::string s;
-    for (const auto& i : items)
-      s += (s.empty() ? "" : "; ") + i;
-    return s;
-  };
-  if (!out.oob.empty()) {
-    out.reason = Reason::oob_write;
-    out.message = join(out.oob);
-  } else if (!out.inputs_modified.empty()) {
-    out.reason = Reason::input_modified;
-    out.message = join(out.inputs_modified);
-  }
+  settle_damage(out);
   return out;
 }
 

@@ -29,6 +29,11 @@ struct RunnerOptions {
   double startup_s = 60, compile_s = 300;
   std::uint64_t compile_memory_cap = kCompileMemoryCapBytes; // the compile process's memory
   double deadline_factor = 20, deadline_min_s = 1;
+  // Host backend: build the candidate with ThreadSanitizer and run it with the runtime
+  // preloaded (races are `nondeterministic`); the run's deadline is stretched by
+  // `slowdown` (the sanitizer's cost over the uninstrumented reference).
+  bool race_detection = false;
+  double slowdown = 1;
   std::string cache_dir, kjudge_include;
   // Defences (off only under their test switches).
   bool redzone = true, poison = true, input_hash = true;
@@ -39,6 +44,9 @@ struct RunnerOptions {
 struct StartFailure {
   Reason reason = Reason::internal;
   std::string message;
+  // The host backend cannot run this kernel ("unsupported on host backend: ..."): no verdict on
+  // the candidate, a SKIP.
+  bool unsupported = false;
 };
 
 // One run of one case, as the oracle saw it.
@@ -54,25 +62,64 @@ struct RunOutcome {
   double deadline_s = 0;
 };
 
-class KernelRunner {
+// An untrusted kernel as the check drives it, on either backend.
+class KernelUnderTest {
+public:
+  virtual ~KernelUnderTest() = default;
+  // Compile, start a worker and load; nullopt when the kernels loaded and the plan fits them.
+  virtual std::optional<StartFailure> start() = 0;
+  // Run case `c` (run index 0 or 1 picks the poison and the red zones' byte).
+  virtual RunOutcome run(const Case& c, const CaseData& data, int run_index) = 0;
+  // Whether a worker lost to a crash can be replaced.
+  virtual bool restartable() const = 0;
+};
+
+// The pieces both backends' runners share.
+
+// NVRTC in a compile-only worker process (memory cap, deadline): the module's symbols (and
+// CUBIN), or the candidate's compile_error / launch_error, or internal. `index_of_launch` gets
+// the distinct expression of each launch.
+std::optional<StartFailure> compile_in_worker(const std::string& role, const Candidate& kernel,
+                                              const Problem& problem, const RunnerOptions& options,
+                                              int arch, bool arch_specific,
+                                              std::vector<std::size_t>& index_of_launch,
+                                              ModuleMessage& module);
+
+// The tensors (inputs, outputs, the kernel's scratch) and limits a candidate's plan is held to.
+PlanContext candidate_plan_context(const std::string& role, const Problem& problem,
+                                   const Candidate& kernel, const DeviceInfo& device);
+
+// The backend-neutral part of one run's request: the launches marshalled for the case, and
+// every buffer (inputs, outputs, scratch) with its size and fill; `out.poisoned` gets the
+// outputs holding this run's poison. False (with `out` a launch_error) when the plan does not
+// fit the case.
+bool plan_run(const std::string& role, const Candidate& kernel, const Problem& problem,
+              const std::vector<LaunchSpec>& launches,
+              const std::vector<const PlanKernel*>& per_launch, const PlanContext& context,
+              const CaseData& data, int run_index, const RunnerOptions& options,
+              RunRequest& request, RunOutcome& out);
+
+// A reply that is not ok, as the run's outcome (timeout, crash, launch_error, internal).
+// `worker_lost` tells whether the worker must be replaced before the next run.
+RunOutcome failed_run(const Reply& reply, const RunOutcome& planned, const Candidate& kernel,
+                      double reference_s, const RunnerOptions& options, bool& worker_lost);
+
+// The reason and message of a run that damaged red zones or inputs (none when neither).
+void settle_damage(RunOutcome& out);
+
+class KernelRunner final : public KernelUnderTest {
 public:
   // `role`: "candidate" or "--against kernel", for messages.
   KernelRunner(std::string role, const Candidate& kernel, const Problem& problem,
                const Oracle& oracle, RunnerOptions options);
-  ~KernelRunner();
+  ~KernelRunner() override;
 
-  // Compile, start a worker and load; nullopt when the kernels loaded and the plan fits them.
-  std::optional<StartFailure> start();
-  // Run case `c` (run index 0 or 1 picks the poison and the red zones' byte).
-  RunOutcome run(const Case& c, const CaseData& data, int run_index);
-  // Whether a worker lost to a crash can be replaced (not for the in-process worker, whose
-  // CUDA context is the oracle's).
-  bool restartable() const { return !options_.in_process; }
+  std::optional<StartFailure> start() override;
+  RunOutcome run(const Case& c, const CaseData& data, int run_index) override;
+  // Not for the in-process worker, whose CUDA context is the oracle's.
+  bool restartable() const override { return !options_.in_process; }
 
 private:
-  // NVRTC in a compile-only worker process (memory cap, deadline), once per runner: a worker
-  // replaced after a crash loads the same module.
-  std::optional<StartFailure> compile();
   std::optional<StartFailure> spawn_and_load(bool first);
   void drop_worker();
 

@@ -7,11 +7,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/personality.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -88,31 +90,66 @@ Reply classify_reply(const nlohmann::json& message) {
   return r;
 }
 
-WorkerProcess::WorkerProcess(std::vector<std::string> argv) {
+WorkerProcess::WorkerProcess(std::vector<std::string> argv, const SpawnExtras& extras) {
   KJ_EXPECTS(!argv.empty(), "a worker command");
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     throw InternalError(fmt::format("socketpair: {}", std::strerror(errno)));
-  const int ours = fds[0], theirs = fds[1];
-  // The number the child sees; dup2 onto it clears close-on-exec in the child. It must not be
-  // `theirs` itself (dup2 onto the same fd is a no-op that keeps the flag) nor 0-2.
-  const int child_fd = theirs == 3 ? 4 : 3;
-  for (auto& a : argv)
+  const int ours = fds[0];
+  // The child sees its socket as 3 and the shared buffers as 4. The parent's descriptors are
+  // first moved above both (close-on-exec), so no dup2 of the spawn overwrites a descriptor a
+  // later one still needs; dup2 onto the child's number clears close-on-exec there.
+  auto above = [](int fd) {
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    if (moved < 0) throw InternalError(fmt::format("fcntl: {}", std::strerror(errno)));
+    return moved;
+  };
+  const int theirs = above(fds[1]);
+  ::close(fds[1]);
+  const int shared = extras.shared_fd >= 0 ? above(extras.shared_fd) : -1;
+  constexpr int child_fd = 3, child_shared_fd = 4;
+  for (auto& a : argv) {
     if (a == "{fd}") a = std::to_string(child_fd);
+    if (a == "{shared_fd}") a = std::to_string(child_shared_fd);
+  }
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  if (extras.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, extras.stderr_fd, 2);
   posix_spawn_file_actions_adddup2(&actions, theirs, child_fd);
+  if (shared >= 0) posix_spawn_file_actions_adddup2(&actions, shared, child_shared_fd);
   std::vector<char*> args;
   for (auto& a : argv)
     args.push_back(a.data());
   args.push_back(nullptr);
+  // The oracle's environment, with the extras' variables in place of its own of those names.
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(
+        extras.environment.begin(), extras.environment.end(), [&](const std::string& x) {
+          return std::string_view(x).substr(0, x.find('=')) == name;
+        });
+    if (!replaced) env_storage.emplace_back(entry);
+  }
+  env_storage.insert(env_storage.end(), extras.environment.begin(), extras.environment.end());
+  std::vector<char*> env;
+  for (auto& e : env_storage)
+    env.push_back(e.data());
+  env.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  // The personality is inherited by the child's exec; this process gets its own back at once.
+  const int personality_was = extras.no_aslr ? ::personality(0xffffffff) : -1;
+  if (personality_was >= 0)
+    ::personality(static_cast<unsigned long>(personality_was) | ADDR_NO_RANDOMIZE);
+  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
+  if (personality_was >= 0) ::personality(static_cast<unsigned long>(personality_was));
   posix_spawn_file_actions_destroy(&actions);
   ::close(theirs);
+  if (shared >= 0) ::close(shared);
   if (rc != 0) {
     ::close(ours);
     throw InternalError(fmt::format("cannot start the worker {}: {}", argv[0], std::strerror(rc)));

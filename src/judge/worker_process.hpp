@@ -57,13 +57,25 @@ public:
   virtual bool alive() const = 0;
 };
 
+// What a worker gets beyond the socket (the host worker: its shared buffers, its stderr kept
+// for the oracle, the sanitizer's runtime in its environment).
+struct SpawnExtras {
+  std::vector<std::string> environment; // "NAME=value", replacing the oracle's NAME
+  int stderr_fd = -1;                   // the worker's stderr; -1: inherited
+  int shared_fd = -1;                   // passed on as the number "{shared_fd}" in argv names
+  // Start it without address-space randomisation: ThreadSanitizer's runtime (as GCC ships it)
+  // cannot place its shadow memory under the high-entropy layouts of recent kernels.
+  bool no_aslr = false;
+};
+
 // A worker process. `argv[0]` is the executable; an argument equal to "{fd}" is replaced by
 // the number of the worker's end of the socketpair. The worker's stdin and stdout are
 // /dev/null (device printf output must not mix with a JSON report on stdout); stderr is
-// inherited. The destructor asks the worker to exit, then kills it if it lingers.
+// inherited unless `extras` says otherwise. The destructor asks the worker to exit, then kills
+// it if it lingers.
 class WorkerProcess final : public WorkerLink {
 public:
-  explicit WorkerProcess(std::vector<std::string> argv);
+  explicit WorkerProcess(std::vector<std::string> argv, const SpawnExtras& extras = {});
   ~WorkerProcess() override;
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

@@ -189,6 +189,10 @@ public:
     }
     for (const auto& s : v.skips)
       out_ << s << '\n';
+    // A host verdict says so: it was not measured on a GPU and its cases may be a budget.
+    if (v.manifest.backend == "host")
+      out_ << "host backend (trust = host)"
+           << (v.manifest.case_budget.empty() ? "" : ": " + v.manifest.case_budget) << '\n';
     out_.flush();
   }
 

@@ -93,7 +93,8 @@ json to_json(const Manifest& m) {
           {"nvrtc_version", m.nvrtc_version},
           {"driver_version", m.driver_version},
           {"gpu", m.gpu},
-          {"clocks", m.clocks}};
+          {"clocks", m.clocks},
+          {"case_budget", m.case_budget}};
 }
 
 json to_json(const OutputFinding& f) {

@@ -143,12 +143,14 @@ std::string export_problem_toml(const Problem& p) {
   out += fmt::format("forbid = {}\n", strings(p.forbid));
 
   out += "\n[dims]\n";
-  out += fmt::format("public = {}\n", array(p.dims.public_sets, [](const DimSet& s) {
-                       std::vector<std::string> kv;
-                       for (const auto& [k, v] : s.values)
-                         kv.push_back(fmt::format("{} = {}", k, v));
-                       return fmt::format("{{ {} }}", fmt::join(kv, ", "));
-                     }));
+  auto dim_set = [](const DimSet& s) {
+    std::vector<std::string> kv;
+    for (const auto& [k, v] : s.values)
+      kv.push_back(fmt::format("{} = {}", k, v));
+    return fmt::format("{{ {} }}", fmt::join(kv, ", "));
+  };
+  out += fmt::format("public = {}\n", array(p.dims.public_sets, dim_set));
+  if (!p.dims.host_sets.empty()) out += fmt::format("host = {}\n", array(p.dims.host_sets, dim_set));
   out += fmt::format("vary = {}\n", strings(p.dims.vary));
   out += fmt::format("constraints = {}\n", exprs(p.dims.constraints));
 

@@ -181,13 +181,14 @@ struct Loader {
   }
 
   void load_dims(const toml::table& dims) {
-    detail::check_keys(dims, {"public", "hidden", "vary", "constraints"}, "dims", ctx);
+    detail::check_keys(dims, {"public", "hidden", "host", "vary", "constraints"}, "dims", ctx);
     const toml::node& pub = detail::need_key(dims, "public", "dims", ctx);
     load_dim_sets(pub, "dims.public", p.dims.public_sets);
     if (p.dims.public_sets.empty())
       ctx.fail(pub, "dims.public", "at least one public shape set is needed");
     if (const toml::node* n = dims.get("hidden"))
       load_dim_sets(*n, "dims.hidden", p.dims.hidden_sets);
+    if (const toml::node* n = dims.get("host")) load_dim_sets(*n, "dims.host", p.dims.host_sets);
 
     // The first public set fixes the dims; every other set must define exactly those.
     const DimSet& first = p.dims.public_sets.front();
@@ -208,6 +209,8 @@ struct Loader {
     for (const DimSet& set : p.dims.public_sets)
       compare(set);
     for (const DimSet& set : p.dims.hidden_sets)
+      compare(set);
+    for (const DimSet& set : p.dims.host_sets)
       compare(set);
     const toml::table& first_node = *pub.as_array()->get(0)->as_table();
     for (auto&& [key, value] : first_node)
@@ -605,6 +608,7 @@ struct Loader {
     };
     each(p.dims.public_sets, "public");
     each(p.dims.hidden_sets, "hidden");
+    each(p.dims.host_sets, "host");
   }
 
   std::int64_t eval_in(const Expr& e, const Env& env, const std::string& desc) {

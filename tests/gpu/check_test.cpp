@@ -423,12 +423,14 @@ TEST_F(Check, CliJsonAndExitCodes) {
 
 // ---- without a GPU ------------------------------------------------------------------------------
 
-// With every device hidden (CUDA_VISIBLE_DEVICES empty) the CLI must end in SKIP and exit 3,
-// never PASS; this runs on GPU machines too, so it is never skipped itself.
+// With every device hidden (CUDA_VISIBLE_DEVICES empty) the CLI asked for the CUDA backend must
+// end in SKIP and exit 3, never PASS; this runs on GPU machines too, so it is never skipped
+// itself. (`--backend auto` would judge on the host backend there.)
 TEST(CheckWithoutGpu, IsASkipThatNeverPasses) {
   const std::string dir = problem_dir("vector_add").string();
-  const CliRun r = kjudge({"check", dir, "--candidate", dir + "/solutions/basic.cu"},
-                          {"CUDA_VISIBLE_DEVICES="});
+  const CliRun r =
+      kjudge({"check", dir, "--candidate", dir + "/solutions/basic.cu", "--backend", "cuda"},
+             {"CUDA_VISIBLE_DEVICES="});
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_NE(r.out.find("SKIP(no usable GPU"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
@@ -447,7 +449,9 @@ TEST(CheckWithoutGpu, TheLibraryVerdictIsASkipWithItsReason) {
     EXPECT_EQ(v.cases.size(), 1u);
     return;
   }
-  const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu");
+  CheckOptions cuda_only = options();
+  cuda_only.backend = Backend::cuda;
+  const Verdict v = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu", cuda_only);
   EXPECT_EQ(v.outcome, Outcome::skip);
   ASSERT_EQ(v.skips.size(), 1u);
   EXPECT_EQ(v.skips[0].rfind("SKIP(no usable GPU: ", 0), 0u) << v.skips[0];

@@ -158,6 +158,8 @@ struct AlignedDelete {
 };
 using SharedStorage = std::unique_ptr<unsigned char[], AlignedDelete>;
 
+inline std::size_t fiber_stack_bytes() { return 256 * 1024; }
+
 struct Block {
   uint3 block_idx{};
   dim3 block_dim, grid_dim;
@@ -174,15 +176,25 @@ struct Block {
   std::vector<char> warp_tokens;
   char* launch_start = nullptr;
   char* launch_done = nullptr;
-  std::vector<void*> retired_fibers;
+  // Race detection: sanitizer fibers, each with its own stack, reused by the CUDA threads of the
+  // blocks this CPU thread runs (a sanitizer fiber costs far more to make than a CUDA thread
+  // takes to run). A stack only ever serves one sanitizer fiber, so its reuse is never a race.
+  struct RaceSlot {
+    void* fiber = nullptr;
+    boost::context::stack_context stack;
+  };
+  std::vector<RaceSlot> race_slots;
+  unsigned blocks_run = 0;
   Block() = default;
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
   ~Block() {
-    for (auto& t : threads)
-      if (t->race_fiber) retired_fibers.push_back(t->race_fiber);
-    for (void* f : retired_fibers)
-      race::destroy_fiber(f);
+    threads.clear();
+    boost::context::protected_fixedsize_stack stacks{fiber_stack_bytes()};
+    for (auto& slot : race_slots) {
+      race::destroy_fiber(slot.fiber);
+      stacks.deallocate(slot.stack);
+    }
   }
 };
 
@@ -285,8 +297,6 @@ struct LaunchFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline std::size_t fiber_stack_bytes() { return 256 * 1024; }
-
 // Fiber stacks (with a guard page) kept for reuse: mapping and protecting a fresh stack per CUDA
 // thread cost more than running most kernels' threads. Each CPU thread keeps its own list and
 // hands it to the shared one when it ends, so the next launch's threads find them again.
@@ -336,22 +346,30 @@ public:
   void deallocate(Stack& s) noexcept { local().free.push_back(s); }
 };
 
-// Fiber stacks: pooled, except under race detection, where a stack reused by another CUDA
-// thread would carry the old thread's accesses in the sanitizer's shadow (a fresh mapping
-// starts clean).
-using FiberStack = std::conditional_t<race::enabled, boost::context::protected_fixedsize_stack,
-                                      PooledStack>;
+// Under race detection a fiber runs on the stack of its sanitizer fiber's slot (Block::RaceSlot),
+// handed to Boost as is.
+struct SlotStack {
+  boost::context::stack_context stack;
+  boost::context::stack_context allocate() { return stack; }
+  void deallocate(boost::context::stack_context&) noexcept {}
+};
 
 // Runs one block to the end: every thread a fiber, resumed in thread order until it waits or
 // returns; barriers release when every live thread (of the block, or of the warp's mask) waits.
 inline void run_block(Entry entry, void** args, Block& b) {
   const race::Ignored scheduler; // everything the scheduler itself does
   const unsigned n = b.block_dim.x * b.block_dim.y * b.block_dim.z;
-  // A sanitizer fiber's destruction orders it before whoever destroys it; destroyed here, the
-  // last block's threads would be ordered before this block's. They go when the CPU thread ends.
-  for (auto& t : b.threads)
-    if (t->race_fiber) b.retired_fibers.push_back(t->race_fiber);
   b.threads.clear();
+  // Race detection: thread i takes slot (i + shift) of n + 32, the shift a warp every other
+  // block, so the same thread of two consecutive blocks is never the same sanitizer fiber (whose
+  // accesses would be ordered). Slots live until the CPU thread ends: a sanitizer fiber's
+  // destruction would order it before whoever destroys it.
+  const std::size_t slots = race::enabled ? n + kWarp : 0;
+  while (b.race_slots.size() < slots) {
+    boost::context::protected_fixedsize_stack stacks{fiber_stack_bytes()};
+    b.race_slots.push_back({race::create_fiber(), stacks.allocate()});
+  }
+  const unsigned shift = (b.blocks_run++ % 2) * kWarp;
   b.warp_slots.assign(((n + kWarp - 1) / kWarp) * kWarp * 16, 0);
   b.warp_tokens.assign((n + kWarp - 1) / kWarp, 0);
   b.scheduler_fiber = race::current_fiber();
@@ -362,33 +380,38 @@ inline void run_block(Entry entry, void** args, Block& b) {
     t->thread_idx = uint3{i % b.block_dim.x, (i / b.block_dim.x) % b.block_dim.y,
                           i / (b.block_dim.x * b.block_dim.y)};
     t->block = &b;
-    t->race_fiber = race::create_fiber();
-    if (t->race_fiber) race::name_fiber(t->race_fiber, b.block_idx, t->thread_idx);
     Thread* raw = t.get();
-    t->fiber = boost::context::fiber(
-        std::allocator_arg, FiberStack(),
-        [raw, entry, args, &failure](boost::context::fiber&& scheduler) {
-          race::ignore_begin();
-          raw->scheduler = std::move(scheduler);
-          current_thread = raw;
-          race::ignore_end();
-          race::acquire(raw->block->launch_start);
-          try {
-            entry(args);
-          } catch (const boost::context::detail::forced_unwind&) {
-            throw; // a suspended fiber destroyed (the block failed): let Boost unwind it
-          } catch (...) {
-            const race::Ignored bookkeeping;
-            if (!failure) failure = std::current_exception();
-          }
-          race::release(raw->block->launch_done);
-          race::ignore_begin();
-          raw->done = true;
-          raw->wait = Wait::none;
-          race::ignore_end();
-          race::switch_to(raw->block->scheduler_fiber);
-          return std::move(raw->scheduler);
-        });
+    auto body = [raw, entry, args, &failure](boost::context::fiber&& scheduler) {
+      race::ignore_begin();
+      raw->scheduler = std::move(scheduler);
+      current_thread = raw;
+      race::ignore_end();
+      race::acquire(raw->block->launch_start);
+      try {
+        entry(args);
+      } catch (const boost::context::detail::forced_unwind&) {
+        throw; // a suspended fiber destroyed (the block failed): let Boost unwind it
+      } catch (...) {
+        const race::Ignored bookkeeping;
+        if (!failure) failure = std::current_exception();
+      }
+      race::release(raw->block->launch_done);
+      // The scheduler switches the sanitizer back to its own fiber once this one has returned.
+      race::ignore_begin();
+      raw->done = true;
+      raw->wait = Wait::none;
+      boost::context::fiber back = std::move(raw->scheduler);
+      race::ignore_end();
+      return back;
+    };
+    if constexpr (race::enabled) {
+      const Block::RaceSlot& slot = b.race_slots[(i + shift) % slots];
+      t->race_fiber = slot.fiber;
+      race::name_fiber(t->race_fiber, b.block_idx, t->thread_idx);
+      t->fiber = boost::context::fiber(std::allocator_arg, SlotStack{slot.stack}, std::move(body));
+    } else {
+      t->fiber = boost::context::fiber(std::allocator_arg, PooledStack(), std::move(body));
+    }
     b.threads.push_back(std::move(t));
   }
   for (;;) {
@@ -397,7 +420,11 @@ inline void run_block(Entry entry, void** args, Block& b) {
       if (t->done || t->wait != Wait::none) continue;
       current_thread = t.get();
       race::switch_to(t->race_fiber);
-      t->fiber = std::move(t->fiber).resume();
+      boost::context::fiber next = std::move(t->fiber).resume();
+      // Back on the scheduler's sanitizer fiber before anything here is recorded (a thread
+      // that waits switched already; one that returned did not).
+      race::switch_to(b.scheduler_fiber);
+      t->fiber = std::move(next);
       current_thread = nullptr;
       ran = true;
       if (failure) std::rethrow_exception(failure);

@@ -24,14 +24,14 @@ namespace {
 
 // Runs `body` in a forked child after enter_host_sandbox; the child writes one line per check
 // to a pipe ("ok NAME" or "bad NAME: why"), read back here.
-std::string in_sandbox(void (*body)(int fd)) {
+std::string in_sandbox(void (*body)(int fd), kj::SandboxStage stage = kj::SandboxStage::running) {
   int p[2];
   if (::pipe(p) != 0) return "pipe failed";
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(p[0]);
     try {
-      kj::enter_host_sandbox();
+      kj::enter_host_sandbox(stage);
     } catch (const std::exception& e) {
       const std::string m = std::string("bad sandbox: ") + e.what() + "\n";
       (void)!::write(p[1], m.data(), m.size());
@@ -78,6 +78,33 @@ TEST(HostSandbox, KeepsWhatAKernelNeedsAndRefusesTheRest) {
   for (const char* check : {"write", "mmap", "thread", "open", "socket", "execve", "fork"})
     EXPECT_NE(out.find(std::string("ok ") + check + "\n"), std::string::npos) << check << "\n"
                                                                              << out;
+  EXPECT_EQ(out.find("bad"), std::string::npos) << out;
+}
+
+// The loading stage (dlopen runs the candidate's static initialisers) lets files be read, never
+// written or created; the running stage stacked on it takes reading away too.
+TEST(HostSandbox, TheLoadingStageReadsFilesOnlyAndTheRunningStageTakesThatAway) {
+  const std::string out = in_sandbox(
+      [](int fd) {
+        const int readable = ::open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+        say(fd, readable >= 0 ? "ok read-only open" : std::string("bad read-only open: ") +
+                                                          std::strerror(errno));
+        if (readable >= 0) ::close(readable);
+        expect_refused(fd, "open for writing", ::open("/tmp/kjudge_sandbox_probe", O_WRONLY | O_CREAT, 0600));
+        expect_refused(fd, "open read-write", ::open("/etc/hostname", O_RDWR));
+        try {
+          kj::enter_host_sandbox(kj::SandboxStage::running);
+          say(fd, "ok running stage");
+        } catch (const std::exception& e) {
+          say(fd, std::string("bad running stage: ") + e.what());
+        }
+        expect_refused(fd, "open after loading", ::open("/etc/hostname", O_RDONLY));
+      },
+      kj::SandboxStage::loading);
+  for (const char* check : {"read-only open", "open for writing", "open read-write",
+                            "running stage", "open after loading"})
+    EXPECT_NE(out.find(std::string("ok ") + check + "\n"), std::string::npos) << check << "\n"
+                                                                              << out;
   EXPECT_EQ(out.find("bad"), std::string::npos) << out;
 }
 

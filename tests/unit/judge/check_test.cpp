@@ -28,6 +28,7 @@ TEST(CheckWithoutGpu, IsASkipWithTheReason) {
   const Candidate c = load_candidate(problems() / "vector_add" / "solutions" / "basic.cu", p);
   CheckOptions o;
   o.self_exe = "/nonexistent/kjudge"; // never started: nothing runs without a GPU
+  o.backend = Backend::cuda;           // auto would judge on the host backend
   const Verdict v = check(p, c, o);
   EXPECT_EQ(v.outcome, Outcome::skip);
   EXPECT_EQ(v.reason, Reason::none);

@@ -90,6 +90,20 @@ TEST(Messages, RunRequestRoundTrip) {
   EXPECT_EQ(back.redzone_byte, 0xA5);
 }
 
+// The host worker's run: buffers by their offset in the shared arena, and the arena's size;
+// both absent from a CUDA run's message.
+TEST(Messages, HostArenaFieldsRoundTrip) {
+  RunRequest r = sample_run();
+  EXPECT_FALSE(to_json(r).contains("arena_bytes"));
+  EXPECT_FALSE(to_json(r)["buffers"][0].contains("arena_offset"));
+  r.arena_bytes = 1u << 20;
+  r.buffers[1].arena_offset = 196608;
+  const RunRequest back = run_request_from_json(nlohmann::json::parse(to_json(r).dump()));
+  EXPECT_EQ(back.arena_bytes, 1u << 20);
+  EXPECT_EQ(back.buffers[0].arena_offset, 0u);
+  EXPECT_EQ(back.buffers[1].arena_offset, 196608u);
+}
+
 TEST(Messages, CompileRequestRoundTrip) {
   CompileRequest r;
   r.source = "__global__ void k(float* x) {}\n";

@@ -332,7 +332,7 @@ TEST(Json, EveryTopLevelFieldWithItsType) {
   EXPECT_EQ(j["manifest"]["problem"], "softmax");
   EXPECT_EQ(j["manifest"]["gpu"], "NVIDIA H200");
   for (const char* k : {"kjudge_version", "problem_hash", "candidate", "candidate_hash", "backend",
-                        "trust", "nvrtc_version", "driver_version", "clocks"})
+                        "trust", "nvrtc_version", "driver_version", "clocks", "case_budget"})
     EXPECT_TRUE(j["manifest"][k].is_string()) << k;
   EXPECT_EQ(j["outcome"], "FAIL");
   EXPECT_EQ(j["reason"], "mismatch");

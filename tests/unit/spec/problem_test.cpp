@@ -93,6 +93,8 @@ TEST(Problem, LoadsSoftmax) {
   EXPECT_EQ(p.dims.public_sets[1].values, (Env{{"R", 128}, {"C", 1000}}));
   ASSERT_EQ(p.dims.hidden_sets.size(), 1u);
   EXPECT_EQ(p.dims.hidden_sets[0].values, (Env{{"R", 3}, {"C", 4099}}));
+  ASSERT_EQ(p.dims.host_sets.size(), 2u);
+  EXPECT_EQ(p.dims.host_sets[0].values, (Env{{"R", 32}, {"C", 1000}}));
   EXPECT_EQ(p.dims.vary, (std::vector<std::string>{"R", "C"}));
   ASSERT_EQ(p.inputs.size(), 1u);
   EXPECT_EQ(p.inputs[0].dtype, DType::f32);
@@ -359,6 +361,10 @@ TEST(Problem, InMemoryErrors) {
        "at least one public shape set is needed"},
       {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7, K = 2 }]", "dims.hidden[0]",
        "dim 'K' is not in dims.public[0]"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nhost = [{ R = 3 }]",
+       "dims.host[0]", "missing dim 'C'"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nhost = [{ R = 3, C = -1 }]",
+       "dims.host[0].C", "dim C = -1 is negative"},
       {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nvary = [\"R\", \"Q\"]",
        "dims.vary[1]", "'Q' is not a dim (dims: C, R)"},
       {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nvary = [\"R\", \"R\"]",

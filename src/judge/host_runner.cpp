@@ -1,0 +1,287 @@
+// Driving an untrusted kernel on the host backend (host_runner.hpp). The arena is one memfd
+// shared with the worker: per run it holds every buffer as [red zone | tensor | red zone], each
+// at a 256-byte aligned offset, written by this side before the request and read by this side
+// after the reply. The worker's reply says only that the launches returned.
+#include "judge/host_runner.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <future>
+
+#include <fmt/format.h>
+
+#include "judge/findings.hpp"
+#include "judge/limits.hpp"
+#include "judge/worker_process.hpp"
+#include "kjudge/error.hpp"
+
+namespace kj::judge {
+
+namespace {
+
+Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::uint64_t align256(std::uint64_t n) {
+  return (n + 255) & ~std::uint64_t{255};
+}
+
+int make_memfd(const char* name) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) throw InternalError(fmt::format("memfd_create: {}", std::strerror(errno)));
+  return fd;
+}
+
+StartFailure unsupported(std::string message) {
+  return StartFailure{Reason::internal, std::move(message), true};
+}
+
+} // namespace
+
+HostKernelRunner::HostKernelRunner(std::string role, const Candidate& kernel,
+                                   const Problem& problem, RunnerOptions options,
+                                   HostCompileOptions host)
+    : role_(std::move(role)), kernel_(kernel), problem_(problem), options_(std::move(options)),
+      host_(std::move(host)) {
+  race_.race = true;
+  context_ = candidate_plan_context(role_, problem, kernel, host_device_info());
+}
+
+HostKernelRunner::~HostKernelRunner() {
+  for (Worker* w : {&plain_, &race_}) {
+    w->link.reset();
+    if (w->log_fd >= 0) ::close(w->log_fd);
+  }
+  if (arena_) ::munmap(arena_, arena_bytes_);
+  if (arena_fd_ >= 0) ::close(arena_fd_);
+}
+
+std::optional<StartFailure> HostKernelRunner::start() {
+  if (auto why = unsupported_launch(kernel_.source.launches)) return unsupported(*why);
+  // NVRTC first: it rejects what CUDA rejects (host calls in device code, off-list headers),
+  // and its symbols carry the exact parameter types.
+  const DeviceInfo device = host_device_info();
+  if (auto failed = compile_in_worker(role_, kernel_, problem_, options_,
+                                      device.cc_major * 10 + device.cc_minor, false,
+                                      index_of_launch_, module_))
+    return failed;
+  try {
+    read_symbols(module_.kernels, kernel_.source.text, built_);
+    per_launch_.clear();
+    for (std::size_t k = 0; k < kernel_.source.launches.size(); ++k)
+      per_launch_.push_back(&built_.kernels.at(module_.kernels[index_of_launch_[k]].expression));
+    check_plan_types(kernel_.source.launches, per_launch_, context_);
+  } catch (const PlanError& e) {
+    return StartFailure{Reason::launch_error, e.what()};
+  }
+
+  std::vector<std::string> expressions;
+  for (const KernelSymbol& k : module_.kernels)
+    expressions.push_back(k.expression);
+  try {
+    // The two builds are independent compiles: side by side.
+    const std::string file = kernel_.path.filename().string();
+    std::future<std::filesystem::path> race_build;
+    if (options_.race_detection) {
+      HostCompileOptions race = host_;
+      race.race_detection = true;
+      race_build = std::async(std::launch::async, [this, file, expressions, race] {
+        return build_host_module(kernel_.source.text, file, expressions, race);
+      });
+    }
+    HostCompileOptions plain = host_;
+    plain.race_detection = false;
+    std::exception_ptr plain_failed;
+    try {
+      plain_.shared_object = build_host_module(kernel_.source.text, file, expressions, plain);
+    } catch (...) {
+      plain_failed = std::current_exception();
+    }
+    if (race_build.valid()) race_.shared_object = race_build.get();
+    if (plain_failed) std::rethrow_exception(plain_failed);
+  } catch (const UnsupportedOnHost& e) {
+    return unsupported(e.what());
+  } catch (const CompileError& e) {
+    // NVRTC accepted it, so it is CUDA: what the host compiler refuses is the emulation's gap.
+    return unsupported(fmt::format("unsupported on host backend: the host compiler refuses what "
+                                   "NVRTC accepts: {}",
+                                   first_lines(e.log(), 3)));
+  } catch (const std::exception& e) {
+    return StartFailure{Reason::internal, fmt::format("host build: {}", e.what())};
+  }
+  try {
+    if (arena_fd_ < 0) arena_fd_ = make_memfd("kjudge-arena");
+  } catch (const InternalError& e) {
+    return StartFailure{Reason::internal, e.what()};
+  }
+  return spawn_and_load(plain_);
+}
+
+std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
+  w.link.reset();
+  auto fail = [&](std::string message) {
+    w.link.reset();
+    return StartFailure{Reason::internal, std::move(message)};
+  };
+  SpawnExtras extras;
+  try {
+    if (w.log_fd >= 0) ::close(w.log_fd);
+    w.log_fd = make_memfd("kjudge-worker-stderr");
+    extras.stderr_fd = w.log_fd;
+    extras.shared_fd = arena_fd_;
+    if (w.race) {
+      extras.environment.push_back("LD_PRELOAD=" + tsan_runtime(host_.compiler).string());
+      // Stop at the first race: its report is the finding.
+      extras.environment.push_back("TSAN_OPTIONS=halt_on_error=1:exitcode=66");
+      extras.no_aslr = true;
+    }
+    w.link = std::make_unique<WorkerProcess>(
+        std::vector<std::string>{options_.self_exe.string(), "--worker", "--host", "--fd", "{fd}",
+                                 "--arena-fd", "{shared_fd}"},
+        extras);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("cannot start a host worker: {}", e.what()));
+  }
+  const Reply hello = w.link->hello(after(options_.startup_s));
+  if (hello.status != Reply::Status::ok)
+    return fail(fmt::format("the host worker did not start: {}",
+                            hello.status == Reply::Status::error ? hello.error.message
+                                                                 : hello.detail));
+  const nlohmann::json load = {{"op", "load"},
+                               {"shared_object", w.shared_object.string()},
+                               {"lowered", built_.lowered}};
+  const Reply reply = w.link->request(load, after(options_.startup_s));
+  if (reply.status != Reply::Status::ok)
+    return fail(fmt::format("the host worker did not load the {}: {}", role_,
+                            reply.status == Reply::Status::error ? reply.error.message
+                                                                 : reply.detail));
+  return std::nullopt;
+}
+
+bool HostKernelRunner::map_arena(std::uint64_t bytes) {
+  if (bytes == arena_bytes_) return true;
+  if (arena_) ::munmap(arena_, arena_bytes_);
+  arena_ = nullptr;
+  arena_bytes_ = 0;
+  if (::ftruncate(arena_fd_, static_cast<off_t>(bytes)) != 0) return false;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd_, 0);
+  if (p == MAP_FAILED) return false;
+  arena_ = static_cast<std::byte*>(p);
+  arena_bytes_ = bytes;
+  return true;
+}
+
+std::string HostKernelRunner::race_in_log(const Worker& w) const {
+  if (w.log_fd < 0) return {};
+  std::string text;
+  char chunk[65536];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(w.log_fd, chunk, sizeof chunk, at);
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    at += n;
+    if (text.size() > (8u << 20)) break; // a report is near the start; the rest is noise
+  }
+  const auto report = parse_race_report(text, kernel_.path.filename().string());
+  return report ? report->message() : std::string();
+}
+
+RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_index) {
+  RunOutcome out;
+  const bool screen = run_index == 0 && data.race_screen && options_.race_detection;
+  Worker& w = screen ? race_ : plain_;
+  if (!w.link || !w.link->alive()) {
+    if (auto failed = spawn_and_load(w)) {
+      out.reason = Reason::internal;
+      out.message = fmt::format("cannot replace the {}'s host worker: {}", role_, failed->message);
+      return out;
+    }
+  }
+  RunRequest request;
+  request.case_id = c.id;
+  if (!plan_run(role_, kernel_, problem_, kernel_.source.launches, per_launch_, context_, data,
+                run_index, options_, request, out))
+    return out;
+  out.deadline_s = run_deadline_s(data.reference_s * (screen ? options_.slowdown : 1),
+                                  options_.deadline_factor,
+                                  options_.deadline_min_s * (screen ? 4 : 1), data.input_bytes());
+
+  // Lay out and fill the arena.
+  const std::uint64_t rz = request.redzone_bytes;
+  std::uint64_t total = 0;
+  for (BufferRequest& b : request.buffers) {
+    b.arena_offset = total;
+    total += align256(2 * rz + std::max<std::uint64_t>(b.bytes, 1));
+  }
+  request.arena_bytes = std::max<std::uint64_t>(total, 256);
+  if (!map_arena(request.arena_bytes)) {
+    out.reason = Reason::internal;
+    out.message = fmt::format("cannot size the host arena to {} bytes: {}", request.arena_bytes,
+                              std::strerror(errno));
+    return out;
+  }
+  for (std::size_t k = 0; k < request.buffers.size(); ++k) {
+    const BufferRequest& b = request.buffers[k];
+    std::byte* base = arena_ + b.arena_offset;
+    std::memset(base, request.redzone_byte, rz);
+    std::memset(base + rz + b.bytes, request.redzone_byte, rz);
+    std::byte* inner = base + rz;
+    if (b.role == BufferRole::input)
+      std::memcpy(inner, data.host_master[k].bytes().data(), b.bytes);
+    else if (b.fill.kind == Fill::Kind::pattern)
+      fill_pattern({inner, b.bytes}, b.fill.pattern);
+    else
+      std::memset(inner, 0, b.bytes);
+  }
+
+  const Reply reply = w.link->request(to_json(request), after(out.deadline_s));
+  if (reply.status != Reply::Status::ok) {
+    if (w.race && reply.status == Reply::Status::died) {
+      if (std::string race = race_in_log(w); !race.empty()) {
+        w.link.reset();
+        out.reason = Reason::nondeterministic;
+        out.message = std::move(race);
+        out.outputs.clear();
+        return out;
+      }
+    }
+    bool lost = false;
+    RunOutcome failed = failed_run(reply, out, kernel_, data.reference_s, options_, lost);
+    if (lost) w.link.reset();
+    return failed;
+  }
+
+  for (std::size_t k = 0; k < request.buffers.size(); ++k) {
+    const BufferRequest& b = request.buffers[k];
+    const std::byte* base = arena_ + b.arena_offset;
+    const std::byte* inner = base + rz;
+    if (rz > 0) {
+      const RedzoneScan scan =
+          scan_redzones({base, rz}, {inner + b.bytes, rz}, request.redzone_byte);
+      if (scan.damaged()) out.oob.push_back(redzone_message(role_name(b.role), b.name, scan));
+    }
+    if (b.role == BufferRole::input && options_.input_hash) {
+      const std::byte* master = data.host_master[k].bytes().data();
+      std::uint64_t changed = 0;
+      for (std::uint64_t i = 0; i < b.bytes; ++i)
+        changed += inner[i] != master[i];
+      if (changed > 0)
+        out.inputs_modified.push_back(
+            fmt::format("input '{}': {} of {} bytes changed", b.name, changed, b.bytes));
+    }
+    if (b.role == BufferRole::output) {
+      const std::size_t o = k - problem_.inputs.size();
+      HostTensor t(problem_.outputs[o].dtype, data.output_shapes[o]);
+      std::memcpy(t.bytes().data(), inner, t.nbytes());
+      out.outputs.push_back(std::move(t));
+    }
+  }
+  settle_damage(out);
+  return out;
+}
+
+} // namespace kj::judge
