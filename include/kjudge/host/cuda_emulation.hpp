@@ -172,8 +172,12 @@ struct Block {
   std::vector<unsigned char> warp_slots;
   // Race detection: the scheduler's fiber, the barriers' and the launch's tokens.
   void* scheduler_fiber = nullptr;
-  char barrier_token = 0;
-  std::vector<char> warp_tokens;
+  // Fresh storage for each block (run_block renews it): the sanitizer keys a sync object by its
+  // address and forgets it when the memory is freed, so no block's barriers order it with an
+  // earlier block run by the same CPU thread.
+  std::unique_ptr<char[]> tokens; // [0]: the block barrier, [1 + w]: warp w
+  char* barrier_token = nullptr;
+  char* warp_tokens = nullptr;
   char* launch_start = nullptr;
   char* launch_done = nullptr;
   // Race detection: sanitizer fibers, each with its own stack, reused by the CUDA threads of the
@@ -215,9 +219,9 @@ inline void yield_to_scheduler(Wait wait, unsigned warp_mask = 0) {
 
 inline void syncthreads() {
   Block& b = *self().block;
-  race::release(&b.barrier_token);
+  race::release(b.barrier_token);
   yield_to_scheduler(Wait::block);
-  race::acquire(&b.barrier_token);
+  race::acquire(b.barrier_token);
 }
 
 inline unsigned lane_id() { return self().linear % kWarp; }
@@ -371,7 +375,10 @@ inline void run_block(Entry entry, void** args, Block& b) {
   }
   const unsigned shift = (b.blocks_run++ % 2) * kWarp;
   b.warp_slots.assign(((n + kWarp - 1) / kWarp) * kWarp * 16, 0);
-  b.warp_tokens.assign((n + kWarp - 1) / kWarp, 0);
+  b.tokens.reset(); // freed first, so the sanitizer drops the last block's sync objects
+  b.tokens = std::make_unique<char[]>(1 + (n + kWarp - 1) / kWarp);
+  b.barrier_token = &b.tokens[0];
+  b.warp_tokens = &b.tokens[1];
   b.scheduler_fiber = race::current_fiber();
   std::exception_ptr failure;
   for (unsigned i = 0; i < n; ++i) {
