@@ -189,11 +189,7 @@ void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (std::size_t i = 0; i < n_in; ++i) {
-    const auto& now = inputs[i].bytes();
-    const auto& was = pristine[i].bytes();
-    std::size_t changed = 0;
-    for (std::size_t b = 0; b < now.size(); ++b)
-      changed += now[b] != was[b];
+    const std::uint64_t changed = count_changed_bytes(inputs[i].bytes(), pristine[i].bytes());
     if (changed > 0)
       throw SpecError({}, fmt::format("case {}: the {} writes its input '{}' ({} bytes changed)",
                                       case_id, role, problem_.inputs[i].name, changed));

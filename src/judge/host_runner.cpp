@@ -206,9 +206,14 @@ RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_in
   if (!plan_run(role_, kernel_, problem_, kernel_.source.launches, per_launch_, context_, data,
                 run_index, options_, request, out))
     return out;
-  out.deadline_s = run_deadline_s(data.reference_s * (screen ? options_.slowdown : 1),
-                                  options_.deadline_factor,
-                                  options_.deadline_min_s * (screen ? 4 : 1), data.input_bytes());
+  if (screen) {
+    // The sanitizer's build: plan_run's deadline, stretched for its slowdown.
+    std::uint64_t bytes = 0;
+    for (const BufferRequest& b : request.buffers)
+      bytes += b.bytes;
+    out.deadline_s = run_deadline_s(data.reference_s * options_.slowdown, options_.deadline_factor,
+                                    options_.deadline_min_s * 4, bytes);
+  }
 
   // Lay out and fill the arena.
   const std::uint64_t rz = request.redzone_bytes;

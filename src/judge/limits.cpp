@@ -34,6 +34,13 @@ void fill_pattern(std::span<std::byte> bytes, std::uint32_t pattern) {
     bytes[i] = static_cast<std::byte>((pattern >> (8 * (i % 4))) & 0xFFu);
 }
 
+std::uint64_t count_changed_bytes(std::span<const std::byte> now, std::span<const std::byte> was) {
+  std::uint64_t changed = 0;
+  for (std::size_t i = 0; i < now.size() && i < was.size(); ++i)
+    changed += now[i] != was[i];
+  return changed;
+}
+
 double run_deadline_s(double reference_s, double factor, double min_s, std::uint64_t bytes) {
   const double launches = std::max(factor * std::max(reference_s, 0.0), min_s);
   return launches + 1.0 + static_cast<double>(bytes) / 1e9;

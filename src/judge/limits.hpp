@@ -34,6 +34,10 @@ std::uint32_t poison_pattern(int run, DType dtype);
 // would have them: the host backend's poison, as the device's fill writes it.
 void fill_pattern(std::span<std::byte> bytes, std::uint32_t pattern);
 
+// Bytes that differ between `now` and `was` (same length): a host copy of an input against its
+// master, the host backend's input check.
+std::uint64_t count_changed_bytes(std::span<const std::byte> now, std::span<const std::byte> was);
+
 // Whether the element at flat index `i` of a tensor holds the poison `pattern` (element bytes
 // compared with the pattern's bytes at the element's offset).
 bool holds_pattern(const HostTensor& t, std::int64_t i, std::uint32_t pattern);
