@@ -58,7 +58,9 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   check->add_option("--backend", k.backend, "where kernels run: auto (the GPU, else the CPU), cuda, host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   check->add_flag("--no-race-detection", k.no_race_detection,
-                  "host backend: run without ThreadSanitizer (faster, races unseen)");
+                  "host backend: no race screening (faster, races unseen)");
+  check->add_flag("--exact-bounds", k.exact_bounds,
+                  "host backend: every run checked, every out-of-bounds read or write exact");
   return app;
 }
 

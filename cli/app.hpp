@@ -51,6 +51,7 @@ struct CheckArgs {
   int device = 0;
   std::string backend = "auto"; // auto | cuda | host
   bool no_race_detection = false;
+  bool exact_bounds = false;
 };
 
 // Everything the parser fills in.

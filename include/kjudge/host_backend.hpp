@@ -6,6 +6,7 @@
 // arguments as cuLaunchKernel does: an array of pointers to each argument's value.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -38,15 +39,12 @@ struct HostCompileOptions {
   std::filesystem::path cache_dir;      // where sources and shared objects go; required
   std::string compiler = "g++";
   std::vector<std::string> flags;       // extra flags, after kjudge's own
-  // Race detection: built with ThreadSanitizer (-fsanitize=thread -g), each CUDA thread a
-  // sanitizer fiber (see cuda_emulation.hpp). Such a module runs only in a process started with
-  // the sanitizer's runtime preloaded (tsan_runtime()); a race is its report on stderr, naming
-  // both accesses in the candidate's source.
-  bool race_detection = false;
+  // The checked build: every load and store of the kernel calls a hook over kjudge's shadow
+  // memory (cuda_emulation.hpp, "the checked build"), which finds races (accesses no barrier or
+  // atomic orders) and exact out-of-bounds accesses. Built with the compiler's ThreadSanitizer
+  // instrumentation and -g, without the sanitizer's runtime; several times slower.
+  bool checked = false;
 };
-
-// The ThreadSanitizer runtime of `compiler` (for LD_PRELOAD), or empty when it has none.
-std::filesystem::path tsan_runtime(const std::string& compiler = "g++");
 
 // A loaded shared object made from one source.
 class HostModule {
@@ -58,8 +56,13 @@ public:
 
   // The kernels in the order of the expressions given to rewrite_for_host.
   int kernel_count() const;
-  // An address inside the module's code (for warming a symboliser up while files can be read).
-  const void* code_address() const { return reinterpret_cast<const void*>(launch_); }
+  // A checked build: launches are checked against shadow memory for the ranges given to track.
+  bool checked() const { return track_ != nullptr; }
+  // Checked build: before the next launches, track [lo, lo + bytes), where only `spans` (pairs
+  // of offset from lo and length) may be touched; reports give offsets from `origin`. `races`
+  // off leaves the bounds checks alone. "" or what went wrong.
+  std::string track(const void* lo, std::size_t bytes, const void* origin,
+                    const std::vector<unsigned long>& spans, bool races) const;
   // Runs kernel `index` over the grid with `workers` CPU threads. Returns "" on success, else
   // what went wrong (an exception in a kernel thread, threads of a block at different barriers).
   std::string launch(int index, const unsigned grid[3], const unsigned block[3],
@@ -70,6 +73,7 @@ private:
   int (*count_)() = nullptr;
   int (*launch_)(int, const unsigned*, const unsigned*, unsigned, void**, unsigned, char*,
                  unsigned long) = nullptr;
+  int (*track_)(const void*, unsigned long, const void*, const unsigned long*, unsigned, int) = nullptr;
 };
 
 // Rewrite and compile, or find in the cache (the key covers the rewritten text, the compiler's
@@ -84,22 +88,45 @@ std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::st
                                                 const std::vector<std::string>& expressions,
                                                 const HostCompileOptions& options);
 
-// One access of a race, as ThreadSanitizer reported it.
-struct RaceAccess {
-  std::string kind;   // "read", "write", "atomic write", ...
-  int size = 0;       // bytes
-  std::string place;  // "cand.cu:16": the first frame in the candidate's source; may be empty
-  std::string thread; // "block (1,0,0) thread (3,0,0)" (or the sanitizer's name for it)
+// One access a checked build reports.
+struct ShadowAccess {
+  std::string kind;          // "read", "write", "atomic read", "atomic write"
+  std::uint64_t pc = 0;      // its code address, from the module's start
+  std::string place;         // "cand.cu:16" once place_finding found it, else ""
+  std::string block, thread; // "block (1,0,0)", "thread (3,0,0)"
+  // "read at cand.cu:16 by block (1,0,0) thread (3,0,0)"
+  std::string described() const;
 };
-struct RaceReport {
-  RaceAccess current, previous;
-  // "data race on 4 bytes: a read at cand.cu:16 by block (1,0,0) thread (0,0,0), and an earlier
-  // write at cand.cu:16 by block (0,0,0) thread (0,0,0), with no barrier or atomic between them"
-  std::string message() const;
+
+// What a checked build found (a race, or an access outside every buffer): the one line its
+// hooks write to stderr before the process ends with status 66, read back.
+struct ShadowFinding {
+  bool race = false;              // else out of bounds
+  bool shared = false;            // in the block's shared memory, else in the arena
+  std::int64_t offset = 0;        // from the arena's start, or from the block's shared memory
+  std::uint64_t size = 0;         // bytes of the access
+  std::uint64_t shared_bytes = 0; // the block's shared memory in use
+  ShadowAccess current, previous; // previous: races only
+
+  // `where`: the bytes, as the caller who knows the buffers names them ("of output 'y' (byte
+  // 68)", "4 bytes past the end of input 'x' (80044 bytes)").
+  // "data race on 4 bytes <where>: a write at cand.cu:16 by block (0,0,0) thread (1,0,0), and an
+  // earlier read at cand.cu:16 by block (0,0,0) thread (0,0,0), with no barrier or atomic between
+  // them"; "out-of-bounds read of 4 bytes, <where>, at cand.cu:12 by block (3,0,0) thread (5,0,0)"
+  std::string message(std::string_view where) const;
+  // `where` for shared memory.
+  std::string shared_where() const;
 };
-// The first race in a ThreadSanitizer log (a host module's stderr under race detection), with
-// places looked up in `file_name`'s lines; nullopt when the log holds no complete race report.
-std::optional<RaceReport> parse_race_report(std::string_view text, std::string_view file_name);
+
+// The finding in a checked build's stderr; nullopt when there is none (or only part of one).
+std::optional<ShadowFinding> parse_shadow_finding(std::string_view log);
+// Fills in the places of the finding's accesses from the module's debug information (addr2line;
+// the innermost inlined frame in `file_name`); left empty where that is not possible.
+void place_finding(ShadowFinding& finding, const std::filesystem::path& shared_object,
+                   std::string_view file_name);
+// "race.cu:16" from a line naming ".../race.cu:16" (the compiler may have recorded any folder in
+// front of the candidate's file name); empty when the line names another file.
+std::string place_in_frame(const std::string& frame, std::string_view file_name);
 
 // Confine the calling process (the host worker, after its setup) with a seccomp filter: reads
 // and writes on open descriptors, memory mapping, futexes, time, signals, its own threads and

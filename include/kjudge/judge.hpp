@@ -33,9 +33,12 @@ std::optional<Backend> parse_backend(std::string_view name);
 struct CheckOptions {
   CaseOptions cases;
   Backend backend = Backend::automatic;
-  // Host backend: races found by ThreadSanitizer are `nondeterministic` (when the compiler has
-  // its runtime); off, candidates run uninstrumented and faster.
+  // Host backend: races found by the checked build's shadow memory are `nondeterministic`
+  // (screened on a few small cases); off, candidates run uninstrumented and faster.
   bool race_detection = true;
+  // Host backend: every run in the checked build, so every out-of-bounds access, read or write,
+  // is found exactly (which buffer, how far, which line and thread), and races on every case.
+  bool exact_bounds = false;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID
   std::optional<std::filesystem::path> against;  // --against OLD.cu: exact tier vs an old kernel

@@ -453,20 +453,21 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       host.cuda_include = toolkit.front();
       host.cache_dir = options.cache_dir.empty() ? fs::temp_directory_path() / "kjudge-host-cache"
                                                  : options.cache_dir;
-      ro.race_detection = options.race_detection && !tsan_runtime(host.compiler).empty();
-      // The sanitizer's build runs some 20 times slower than the reference it is timed against.
+      ro.race_detection = options.race_detection;
+      ro.exact_bounds = options.exact_bounds;
+      // The checked build runs several times slower than the reference it is timed against.
       ro.slowdown = 30;
       ro.deadline_min_s = std::max(ro.deadline_min_s, 5.0);
       v.manifest.gpu = fmt::format("none: {} CPU threads", std::thread::hardware_concurrency());
-      if (ro.race_detection)
+      if (ro.exact_bounds)
+        v.manifest.case_budget += ro.race_detection
+                                      ? "; every run checked for out-of-bounds accesses and races"
+                                      : "; every run checked for out-of-bounds accesses";
+      else if (ro.race_detection)
         v.manifest.case_budget += fmt::format("; races screened on the first run of the {} "
                                               "smallest unperturbed cases, which run first",
                                               HostKernelRunner::kRaceScreenedCases);
-      else
-        v.skips.push_back(options.race_detection
-                              ? "SKIP(no ThreadSanitizer runtime for the host compiler) race "
-                                "detection"
-                              : "SKIP(--no-race-detection) race detection");
+      if (!ro.race_detection) v.skips.push_back("SKIP(--no-race-detection) race detection");
       CompileOptions nvrtc;
       nvrtc.arch = 90;
       nvrtc.kjudge_include = include;
@@ -527,7 +528,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     auto ready = [](const std::future<Assessed>& f) {
       return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
     };
-    // Host backend: the race-detecting build runs the smallest cases (it is some 20 times
+    // Host backend: the checked build runs the smallest cases (it is several times
     // slower) of the problem's own shapes: a perturbed shape can be degenerate (one row, one
     // block), where a race between blocks cannot show.
     std::set<const Case*> screened;

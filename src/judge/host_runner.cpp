@@ -40,6 +40,26 @@ StartFailure unsupported(std::string message) {
   return StartFailure{Reason::internal, std::move(message), true};
 }
 
+// The arena's bytes at `offset` from its start, named by the buffer they belong to: "of output
+// 'y' (byte 68)" inside one, "4 bytes past the end of input 'x' (80044 bytes)" in a red zone or
+// the padding after it, "outside every buffer" in the guard regions around the arena.
+std::string arena_where(const RunRequest& request, std::int64_t offset) {
+  const std::uint64_t rz = request.redzone_bytes;
+  const BufferRequest* owner = nullptr;
+  for (const BufferRequest& b : request.buffers)
+    if (offset >= 0 && b.arena_offset <= static_cast<std::uint64_t>(offset)) owner = &b;
+  if (owner == nullptr || static_cast<std::uint64_t>(offset) >= request.arena_bytes)
+    return "outside every buffer (beyond the red zones)";
+  const std::string name = fmt::format("{} '{}'", role_name(owner->role), owner->name);
+  const std::int64_t start = static_cast<std::int64_t>(owner->arena_offset + rz);
+  const std::int64_t end = start + static_cast<std::int64_t>(owner->bytes);
+  if (offset < start)
+    return fmt::format("{} bytes before the start of {}", start - offset, name);
+  if (offset >= end)
+    return fmt::format("{} bytes past the end of {} ({} bytes)", offset - end, name, owner->bytes);
+  return fmt::format("of {} (byte {})", name, offset - start);
+}
+
 } // namespace
 
 HostKernelRunner::HostKernelRunner(std::string role, const Candidate& kernel,
@@ -47,12 +67,12 @@ HostKernelRunner::HostKernelRunner(std::string role, const Candidate& kernel,
                                    HostCompileOptions host)
     : role_(std::move(role)), kernel_(kernel), problem_(problem), options_(std::move(options)),
       host_(std::move(host)) {
-  race_.race = true;
+  checked_.checked = true;
   context_ = candidate_plan_context(role_, problem, kernel, host_device_info());
 }
 
 HostKernelRunner::~HostKernelRunner() {
-  for (Worker* w : {&plain_, &race_}) {
+  for (Worker* w : {&plain_, &checked_}) {
     w->link.reset();
     if (w->log_fd >= 0) ::close(w->log_fd);
   }
@@ -85,23 +105,23 @@ std::optional<StartFailure> HostKernelRunner::start() {
   try {
     // The two builds are independent compiles: side by side.
     const std::string file = kernel_.path.filename().string();
-    std::future<std::filesystem::path> race_build;
-    if (options_.race_detection) {
-      HostCompileOptions race = host_;
-      race.race_detection = true;
-      race_build = std::async(std::launch::async, [this, file, expressions, race] {
-        return build_host_module(kernel_.source.text, file, expressions, race);
+    std::future<std::filesystem::path> checked_build;
+    if (options_.race_detection || options_.exact_bounds) {
+      HostCompileOptions checked = host_;
+      checked.checked = true;
+      checked_build = std::async(std::launch::async, [this, file, expressions, checked] {
+        return build_host_module(kernel_.source.text, file, expressions, checked);
       });
     }
     HostCompileOptions plain = host_;
-    plain.race_detection = false;
+    plain.checked = false;
     std::exception_ptr plain_failed;
     try {
       plain_.shared_object = build_host_module(kernel_.source.text, file, expressions, plain);
     } catch (...) {
       plain_failed = std::current_exception();
     }
-    if (race_build.valid()) race_.shared_object = race_build.get();
+    if (checked_build.valid()) checked_.shared_object = checked_build.get();
     if (plain_failed) std::rethrow_exception(plain_failed);
   } catch (const UnsupportedOnHost& e) {
     return unsupported(e.what());
@@ -133,12 +153,6 @@ std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
     w.log_fd = make_memfd("kjudge-worker-stderr");
     extras.stderr_fd = w.log_fd;
     extras.shared_fd = arena_fd_;
-    if (w.race) {
-      extras.environment.push_back("LD_PRELOAD=" + tsan_runtime(host_.compiler).string());
-      // Stop at the first race: its report is the finding.
-      extras.environment.push_back("TSAN_OPTIONS=halt_on_error=1:exitcode=66");
-      extras.no_aslr = true;
-    }
     w.link = std::make_unique<WorkerProcess>(
         std::vector<std::string>{options_.self_exe.string(), "--worker", "--host", "--fd", "{fd}",
                                  "--arena-fd", "{shared_fd}"},
@@ -153,7 +167,8 @@ std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
                                                                  : hello.detail));
   const nlohmann::json load = {{"op", "load"},
                                {"shared_object", w.shared_object.string()},
-                               {"lowered", built_.lowered}};
+                               {"lowered", built_.lowered},
+                               {"check_races", options_.race_detection}};
   const Reply reply = w.link->request(load, after(options_.startup_s));
   if (reply.status != Reply::Status::ok)
     return fail(fmt::format("the host worker did not load the {}: {}", role_,
@@ -175,8 +190,9 @@ bool HostKernelRunner::map_arena(std::uint64_t bytes) {
   return true;
 }
 
-std::string HostKernelRunner::race_in_log(const Worker& w) const {
-  if (w.log_fd < 0) return {};
+bool HostKernelRunner::finding_in_log(const Worker& w, const RunRequest& request,
+                                      RunOutcome& out) const {
+  if (w.log_fd < 0) return false;
   std::string text;
   char chunk[65536];
   for (off_t at = 0;;) {
@@ -184,16 +200,26 @@ std::string HostKernelRunner::race_in_log(const Worker& w) const {
     if (n <= 0) break;
     text.append(chunk, static_cast<std::size_t>(n));
     at += n;
-    if (text.size() > (8u << 20)) break; // a report is near the start; the rest is noise
+    if (text.size() > (1u << 20)) break; // the finding ends the process: it is the last line
   }
-  const auto report = parse_race_report(text, kernel_.path.filename().string());
-  return report ? report->message() : std::string();
+  std::optional<ShadowFinding> finding = parse_shadow_finding(text);
+  if (!finding) return false;
+  place_finding(*finding, w.shared_object, kernel_.path.filename().string());
+  const std::string where =
+      finding->shared ? finding->shared_where() : arena_where(request, finding->offset);
+  out.message = finding->message(where);
+  out.reason = finding->race ? Reason::nondeterministic
+               : finding->current.kind.find("write") != std::string::npos ? Reason::oob_write
+                                                                          : Reason::crash;
+  out.outputs.clear();
+  return true;
 }
 
 RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_index) {
   RunOutcome out;
-  const bool screen = run_index == 0 && data.race_screen && options_.race_detection;
-  Worker& w = screen ? race_ : plain_;
+  const bool checked = options_.exact_bounds ||
+                       (run_index == 0 && data.race_screen && options_.race_detection);
+  Worker& w = checked ? checked_ : plain_;
   if (!w.link || !w.link->alive()) {
     if (auto failed = spawn_and_load(w)) {
       out.reason = Reason::internal;
@@ -206,8 +232,8 @@ RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_in
   if (!plan_run(role_, kernel_, problem_, kernel_.source.launches, per_launch_, context_, data,
                 run_index, options_, request, out))
     return out;
-  if (screen) {
-    // The sanitizer's build: plan_run's deadline, stretched for its slowdown.
+  if (checked) {
+    // The checked build: plan_run's deadline, stretched for its slowdown.
     std::uint64_t bytes = 0;
     for (const BufferRequest& b : request.buffers)
       bytes += b.bytes;
@@ -245,14 +271,9 @@ RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_in
 
   const Reply reply = w.link->request(to_json(request), after(out.deadline_s));
   if (reply.status != Reply::Status::ok) {
-    if (w.race && reply.status == Reply::Status::died) {
-      if (std::string race = race_in_log(w); !race.empty()) {
-        w.link.reset();
-        out.reason = Reason::nondeterministic;
-        out.message = std::move(race);
-        out.outputs.clear();
-        return out;
-      }
+    if (w.checked && reply.status == Reply::Status::died && finding_in_log(w, request, out)) {
+      w.link.reset();
+      return out;
     }
     bool lost = false;
     RunOutcome failed = failed_run(reply, out, kernel_, data.reference_s, options_, lost);
@@ -270,10 +291,8 @@ RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_in
       if (scan.damaged()) out.oob.push_back(redzone_message(role_name(b.role), b.name, scan));
     }
     if (b.role == BufferRole::input && options_.input_hash) {
-      const std::byte* master = data.host_master[k].bytes().data();
-      std::uint64_t changed = 0;
-      for (std::uint64_t i = 0; i < b.bytes; ++i)
-        changed += inner[i] != master[i];
+      const std::uint64_t changed =
+          count_changed_bytes({inner, b.bytes}, data.host_master[k].bytes().first(b.bytes));
       if (changed > 0)
         out.inputs_modified.push_back(
             fmt::format("input '{}': {} of {} bytes changed", b.name, changed, b.bytes));

@@ -1,16 +1,18 @@
 // An untrusted kernel on the host backend: NVRTC first, in the compile-only worker (it rejects
 // host code in device functions and gives the exact parameter types the plan is checked
-// against), then the host compiler builds it against the emulation header (with
-// ThreadSanitizer too under race detection), and a host worker (`kjudge --worker --host`) loads it
-// under seccomp and runs it on buffers in a shared arena that this side lays out, fills
+// against), then the host compiler builds it against the emulation header, plain and (under
+// race detection or exact bounds) checked, and a host worker (`kjudge --worker --host`) loads
+// it under seccomp and runs it on buffers in a shared arena that this side lays out, fills
 // (inputs, poison, red zones) and reads back: red zones, input copies and outputs are checked
-// here, as on the GPU. Race detection screens the first run of the cases marked for it
-// (CaseData::race_screen: the check marks the kRaceScreenedCases smallest unperturbed
-// ones) with the sanitizer's
-// build in a worker of its own; the sanitizer costs some 20 times the plain build's time, and a race in these
-// kernels does not depend on the shape. A worker that dies of a race leaves ThreadSanitizer's
-// report on its stderr, a file this side reads: the run is `nondeterministic`, with both
-// accesses' lines.
+// here, as on the GPU.
+// The checked build (cuda_emulation.hpp: every load and store against kjudge's shadow memory)
+// runs in a worker of its own: for race screening, the first run of the cases marked for it
+// (CaseData::race_screen: the check marks the kRaceScreenedCases smallest unperturbed ones; it
+// costs several times the plain build's time, and a race in these kernels does not depend on
+// the shape), or every run under exact bounds. A worker whose checked build found something
+// leaves one line on its stderr, a file this side reads: a race is `nondeterministic`, an
+// out-of-bounds write `oob_write`, an out-of-bounds read `crash` (what the GPU's memory checker
+// calls an invalid access), each with the source lines, the threads and the buffer.
 #pragma once
 
 #include <memory>
@@ -34,25 +36,25 @@ public:
   static constexpr int kRaceScreenedCases = 3;
 
 private:
-  // One worker and the shared object it loads: the plain build, or the one with
-  // ThreadSanitizer (started with its runtime preloaded).
+  // One worker and the shared object it loads: the plain build or the checked one.
   struct Worker {
-    bool race = false;
+    bool checked = false;
     std::filesystem::path shared_object;
     std::unique_ptr<WorkerLink> link;
     int log_fd = -1; // its stderr
   };
   std::optional<StartFailure> spawn_and_load(Worker& w);
   bool map_arena(std::uint64_t bytes);
-  // ThreadSanitizer's race report in the dead worker's stderr, as a message; empty when none.
-  std::string race_in_log(const Worker& w) const;
+  // The checked build's finding in the dead worker's stderr, as the run's failure; false when
+  // there is none.
+  bool finding_in_log(const Worker& w, const RunRequest& request, RunOutcome& out) const;
 
   std::string role_;
   const Candidate& kernel_;
   const Problem& problem_;
   RunnerOptions options_;
   HostCompileOptions host_;
-  Worker plain_, race_;
+  Worker plain_, checked_;
   ModuleMessage module_;
   HostBuiltModule built_; // the plan's view of the kernels (the module itself is the worker's)
   std::vector<std::size_t> index_of_launch_;

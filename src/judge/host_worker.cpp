@@ -4,8 +4,7 @@
 // and it only maps the arena, loads the candidate's shared object and launches. It loads under
 // the seccomp filter's loading stage (the object's static initialisers are the candidate's
 // code) and runs under the running stage: no open, exec, fork or socket. Its stderr is a file
-// the oracle reads when it dies (ThreadSanitizer's race report, under race detection).
-#include <dlfcn.h>
+// the oracle reads when it dies (a checked build's finding: a race or an out-of-bounds access).
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -30,18 +29,6 @@ namespace {
 using nlohmann::json;
 using namespace kj::judge;
 
-// Under race detection (ThreadSanitizer preloaded) a race report names places by reading the
-// module's debug information, which needs files opened: symbolising one address of the module
-// now, while the loading stage still lets files be read, leaves that information loaded for the
-// report. Without the sanitizer there is nothing to warm up.
-void warm_up_symbolizer(const void* address) {
-  using Symbolize = void (*)(const void*, const char*, char*, std::size_t);
-  if (auto symbolize = reinterpret_cast<Symbolize>(::dlsym(RTLD_DEFAULT, "__sanitizer_symbolize_pc"))) {
-    char place[512];
-    symbolize(address, "%s:%l", place, sizeof place);
-  }
-}
-
 class HostWorker {
 public:
   explicit HostWorker(int arena_fd) : arena_fd_(arena_fd) {}
@@ -52,8 +39,8 @@ public:
     const auto lowered = request.at("lowered").get<std::vector<std::string>>();
     enter_host_sandbox(SandboxStage::loading);
     module_ = std::make_unique<HostModule>(path);
-    warm_up_symbolizer(module_->code_address());
     enter_host_sandbox(SandboxStage::running);
+    check_races_ = request.value("check_races", false);
     if (static_cast<std::size_t>(module_->kernel_count()) != lowered.size())
       return error_json("internal", fmt::format("the shared object holds {} kernels, not {}",
                                                 module_->kernel_count(), lowered.size()));
@@ -72,6 +59,15 @@ public:
       if (b.arena_offset + 2 * request.redzone_bytes + b.bytes > request.arena_bytes)
         return error_json("internal", fmt::format("buffer '{}' lies outside the arena", b.name));
       pointers[b.name] = arena_ + b.arena_offset + request.redzone_bytes;
+    }
+    if (module_->checked()) {
+      // The checked build watches the arena with its guards; only the buffers may be touched.
+      std::vector<unsigned long> spans;
+      for (const BufferRequest& b : request.buffers)
+        spans.insert(spans.end(), {kGuardBytes + b.arena_offset + request.redzone_bytes, b.bytes});
+      const std::string failed = module_->track(reservation_, request.arena_bytes + 2 * kGuardBytes,
+                                                arena_, spans, check_races_);
+      if (!failed.empty()) return error_json("internal", "checked build: " + failed);
     }
     const auto start = std::chrono::steady_clock::now();
     const std::string failed = launch_on_host(*module_, index_, request.launches, pointers);
@@ -114,6 +110,7 @@ private:
   std::byte* arena_ = nullptr;
   std::uint64_t mapped_bytes_ = 0;
   std::unique_ptr<HostModule> module_;
+  bool check_races_ = false; // a checked build looks for races too, not only out-of-bounds
   std::map<std::string, int> index_; // lowered name -> the module's kernel index
 };
 

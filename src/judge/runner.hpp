@@ -29,10 +29,11 @@ struct RunnerOptions {
   double startup_s = 60, compile_s = 300;
   std::uint64_t compile_memory_cap = kCompileMemoryCapBytes; // the compile process's memory
   double deadline_factor = 20, deadline_min_s = 1;
-  // Host backend: build the candidate with ThreadSanitizer and run it with the runtime
-  // preloaded (races are `nondeterministic`); the run's deadline is stretched by
-  // `slowdown` (the sanitizer's cost over the uninstrumented reference).
+  // Host backend: race screening and exact bounds run the checked build (races are
+  // `nondeterministic`, out-of-bounds accesses exact); its runs' deadlines are stretched by
+  // `slowdown` (its cost over the uninstrumented reference). Exact bounds: every run checked.
   bool race_detection = false;
+  bool exact_bounds = false;
   double slowdown = 1;
   std::string cache_dir, kjudge_include;
   // Defences (off only under their test switches).

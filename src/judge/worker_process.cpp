@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/personality.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -124,29 +123,8 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv, const SpawnExtras& e
   for (auto& a : argv)
     args.push_back(a.data());
   args.push_back(nullptr);
-  // The oracle's environment, with the extras' variables in place of its own of those names.
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    const std::string_view name = entry.substr(0, entry.find('='));
-    const bool replaced = std::any_of(
-        extras.environment.begin(), extras.environment.end(), [&](const std::string& x) {
-          return std::string_view(x).substr(0, x.find('=')) == name;
-        });
-    if (!replaced) env_storage.emplace_back(entry);
-  }
-  env_storage.insert(env_storage.end(), extras.environment.begin(), extras.environment.end());
-  std::vector<char*> env;
-  for (auto& e : env_storage)
-    env.push_back(e.data());
-  env.push_back(nullptr);
   pid_t pid = -1;
-  // The personality is inherited by the child's exec; this process gets its own back at once.
-  const int personality_was = extras.no_aslr ? ::personality(0xffffffff) : -1;
-  if (personality_was >= 0)
-    ::personality(static_cast<unsigned long>(personality_was) | ADDR_NO_RANDOMIZE);
-  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
-  if (personality_was >= 0) ::personality(static_cast<unsigned long>(personality_was));
+  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(theirs);
   if (shared >= 0) ::close(shared);

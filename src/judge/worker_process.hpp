@@ -58,14 +58,10 @@ public:
 };
 
 // What a worker gets beyond the socket (the host worker: its shared buffers, its stderr kept
-// for the oracle, the sanitizer's runtime in its environment).
+// for the oracle).
 struct SpawnExtras {
-  std::vector<std::string> environment; // "NAME=value", replacing the oracle's NAME
   int stderr_fd = -1;                   // the worker's stderr; -1: inherited
   int shared_fd = -1;                   // passed on as the number "{shared_fd}" in argv names
-  // Start it without address-space randomisation: ThreadSanitizer's runtime (as GCC ships it)
-  // cannot place its shadow memory under the high-entropy layouts of recent kernels.
-  bool no_aslr = false;
 };
 
 // A worker process. `argv[0]` is the executable; an argument equal to "{fd}" is replaced by

@@ -44,62 +44,20 @@
 #include <vector_functions.h>
 #include <vector_types.h>
 
-// Race detection: compiled with -fsanitize=thread, each CUDA thread is a ThreadSanitizer fiber
-// switched to without synchronisation, so only what CUDA orders is ordered: a barrier is a
-// release by every arriving thread and an acquire by every leaving one (per block, or per warp),
-// the launch orders the host's writes before the kernel and the kernel before the host's reads,
-// and atomics are atomics. Blocks get no order among themselves. The runtime's own bookkeeping
-// runs inside ignore regions. A conflicting pair of accesses is then a ThreadSanitizer report
-// naming both places in the candidate's source; without the sanitizer these hooks are empty.
+// The checked build (race detection and exact bounds) is compiled with -fsanitize=thread for
+// the compiler's instrumentation alone: a call to a hook before every load and store. The hooks
+// are defined at the end of this header, over kjudge's own shadow memory; the sanitizer's
+// runtime is never linked (see "checked build" below).
 #if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-extern "C" void __tsan_ignore_thread_begin(void);
-extern "C" void __tsan_ignore_thread_end(void);
-namespace kjh::race {
-inline void* current_fiber() { return __tsan_get_current_fiber(); }
-inline void* create_fiber() { return __tsan_create_fiber(0); }
-inline void destroy_fiber(void* f) { __tsan_destroy_fiber(f); }
-inline void switch_to(void* f) { __tsan_switch_to_fiber(f, __tsan_switch_to_fiber_no_sync); }
-inline void ignore_begin() { __tsan_ignore_thread_begin(); }
-inline void ignore_end() { __tsan_ignore_thread_end(); }
-inline void release(void* token) { __tsan_release(token); }
-inline void acquire(void* token) { __tsan_acquire(token); }
-// Reports name a CUDA thread by where it is: "block (1,0,0) thread (3,0,0)".
-inline void name_fiber(void* f, uint3 block, uint3 thread) {
-  char name[96];
-  std::snprintf(name, sizeof name, "block (%u,%u,%u) thread (%u,%u,%u)", block.x, block.y, block.z,
-                thread.x, thread.y, thread.z);
-  __tsan_set_fiber_name(f, name);
-}
-} // namespace kjh::race
+#define KJ_SHADOW 1
+#include <sys/mman.h>
+#include <unistd.h>
+// Runtime code the instrumentation must not reach: it runs inside the hooks.
+#define KJ_UNCHECKED __attribute__((no_sanitize_thread))
 #else
-namespace kjh::race {
-inline void* current_fiber() { return nullptr; }
-inline void* create_fiber() { return nullptr; }
-inline void destroy_fiber(void*) {}
-inline void switch_to(void*) {}
-inline void ignore_begin() {}
-inline void ignore_end() {}
-inline void release(void*) {}
-inline void acquire(void*) {}
-template <class U>
-inline void name_fiber(void*, U, U) {}
-} // namespace kjh::race
+#define KJ_SHADOW 0
+#define KJ_UNCHECKED
 #endif
-namespace kjh::race {
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool enabled = true;
-#else
-inline constexpr bool enabled = false;
-#endif
-// The runtime's bookkeeping, for the scope of one of these.
-struct Ignored {
-  Ignored() { ignore_begin(); }
-  ~Ignored() { ignore_end(); }
-  Ignored(const Ignored&) = delete;
-  Ignored& operator=(const Ignored&) = delete;
-};
-} // namespace kjh::race
 
 // ---- qualifiers -----------------------------------------------------------------------------
 
@@ -139,6 +97,10 @@ struct Block;
 
 enum class Wait : std::uint8_t { none, block, warp };
 
+struct LaunchFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct Thread {
   uint3 thread_idx{};
   unsigned linear = 0; // x + y*bx + z*bx*by
@@ -148,91 +110,103 @@ struct Thread {
   Wait wait = Wait::none;
   unsigned warp_mask = 0; // lanes a warp barrier waits for
   bool done = false;
-  void* race_fiber = nullptr; // its ThreadSanitizer fiber (race detection only)
 };
+
+// ---- the checked build's shadow memory: what is known about each byte ----------------------------
+
+namespace shadow {
+
+// One remembered access: who made it, when (in barrier intervals), and where in the code.
+struct Side {
+  std::uint32_t block = 0;      // linear block index
+  std::uint16_t thread = 0;     // linear thread index + 1; 0: no access remembered
+  std::uint8_t atomic = 0;
+  std::uint8_t write = 0;
+  std::uint32_t epoch = 0;      // the block's count of released __syncthreads at the access
+  std::uint32_t warp_epoch = 0; // its warp's count of released warp barriers
+  std::uint32_t pc = 0;         // the access's code address, from the module's start
+};
+// Per byte of tracked memory: whether the kernel may touch it at all (a buffer's or the block's
+// shared memory, not a red zone), the last writer, and two readers that no barrier orders (one
+// would forget a reader from another block when a later one comes).
+struct Cell {
+  Side write, read, other_read;
+  std::uint32_t valid = 0;
+};
+
+// Shadow cells for a range of addresses, mapped on demand (untouched pages cost nothing).
+struct Cells {
+  std::uintptr_t lo = 0, bytes = 0;
+  Cell* cells = nullptr;
+  std::size_t mapped = 0;
+  KJ_UNCHECKED bool holds(std::uintptr_t a) const { return a - lo < bytes; }
+};
+
+} // namespace shadow
 
 // Shared memory is aligned like the GPU's widest vector loads want, and wider.
 inline constexpr std::size_t kSharedAlign = 64;
-struct AlignedDelete {
-  void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(kSharedAlign)); }
-};
-using SharedStorage = std::unique_ptr<unsigned char[], AlignedDelete>;
+// Static __shared__ memory is at most 48 KiB per block in CUDA; the dynamic part comes on top.
+inline constexpr std::size_t kStaticSharedLimit = 48 * 1024;
 
 inline std::size_t fiber_stack_bytes() { return 256 * 1024; }
 
 struct Block {
   uint3 block_idx{};
+  std::uint32_t linear = 0;
   dim3 block_dim, grid_dim;
   std::vector<std::unique_ptr<Thread>> threads;
-  // Static __shared__ variables, one slot per declaration (keyed by a tag's address), and the
-  // dynamic shared memory of the launch.
-  std::vector<std::pair<const void*, SharedStorage>> shared_slots;
-  std::vector<unsigned char> dynamic_shared;
+  // Shared memory: one region per CPU thread, reused by the blocks it runs. The launch's dynamic
+  // shared memory comes first; each static __shared__ declaration is placed after it when a
+  // thread of the block first reaches it (keyed by a tag's address). CUDA does not zero shared
+  // memory, so it is filled with 0xFF bytes (NaN for floats, -1 for integers): a kernel that
+  // reads it before writing shows it.
+  std::unique_ptr<unsigned char[]> shared_region;
+  unsigned char* shared_base = nullptr; // aligned start of the region
+  std::size_t shared_capacity = 0, shared_used = 0, dynamic_bytes = 0;
+  std::vector<std::pair<const void*, std::size_t>> shared_slots; // tag -> offset
   // Per warp: the values the lanes exchange, 16 bytes a lane.
   std::vector<unsigned char> warp_slots;
-  // Race detection: the scheduler's fiber, the barriers' and the launch's tokens.
-  void* scheduler_fiber = nullptr;
-  // Fresh storage for each block (run_block renews it): the sanitizer keys a sync object by its
-  // address and forgets it when the memory is freed, so no block's barriers order it with an
-  // earlier block run by the same CPU thread.
-  std::unique_ptr<char[]> tokens; // [0]: the block barrier, [1 + w]: warp w
-  char* barrier_token = nullptr;
-  char* warp_tokens = nullptr;
-  char* launch_start = nullptr;
-  char* launch_done = nullptr;
-  // Race detection: sanitizer fibers, each with its own stack, reused by the CUDA threads of the
-  // blocks this CPU thread runs (a sanitizer fiber costs far more to make than a CUDA thread
-  // takes to run). A stack only ever serves one sanitizer fiber, so its reuse is never a race.
-  struct RaceSlot {
-    void* fiber = nullptr;
-    boost::context::stack_context stack;
-  };
-  std::vector<RaceSlot> race_slots;
-  unsigned blocks_run = 0;
+  // Checked build: barrier counts (the epochs of shadow::Side) and the shared memory's shadow.
+  std::uint32_t barrier_epoch = 0;
+  std::vector<std::uint32_t> warp_epochs;
+  std::uint32_t* warp_epoch = nullptr; // warp_epochs.data(), for the hooks
+  shadow::Cells shared_shadow;
   Block() = default;
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
   ~Block() {
     threads.clear();
-    boost::context::protected_fixedsize_stack stacks{fiber_stack_bytes()};
-    for (auto& slot : race_slots) {
-      race::destroy_fiber(slot.fiber);
-      stacks.deallocate(slot.stack);
-    }
+    if (shared_shadow.cells) ::munmap(shared_shadow.cells, shared_shadow.mapped);
   }
 };
 
+// The checked build runs a launch on one CPU thread, so its hooks read a plain variable.
+#if KJ_SHADOW
+inline Thread* current_thread = nullptr;
+#else
 inline thread_local Thread* current_thread = nullptr;
+#endif
 
 inline Thread& self() { return *current_thread; }
 
 // Back to the scheduler, waiting as `wait` says, until it resumes this fiber.
 inline void yield_to_scheduler(Wait wait, unsigned warp_mask = 0) {
   Thread& t = self();
-  const race::Ignored bookkeeping;
   t.wait = wait;
   t.warp_mask = warp_mask;
-  race::switch_to(t.block->scheduler_fiber);
   t.scheduler = std::move(t.scheduler).resume();
   current_thread = &t; // the scheduler ran others meanwhile
 }
 
-inline void syncthreads() {
-  Block& b = *self().block;
-  race::release(b.barrier_token);
-  yield_to_scheduler(Wait::block);
-  race::acquire(b.barrier_token);
-}
+inline void syncthreads() { yield_to_scheduler(Wait::block); }
 
 inline unsigned lane_id() { return self().linear % kWarp; }
 
 // Wait until every live lane of `mask` in this warp has arrived here.
 inline void warp_barrier(unsigned mask) {
   Thread& t = self();
-  char* token = &t.block->warp_tokens[t.linear / kWarp];
-  race::release(token);
   yield_to_scheduler(Wait::warp, mask | (1u << (t.linear % kWarp)));
-  race::acquire(token);
 }
 
 inline unsigned char* warp_slot(unsigned lane) {
@@ -245,43 +219,47 @@ inline unsigned char* warp_slot(unsigned lane) {
 template <class T>
 T exchange(unsigned mask, T value, unsigned from) {
   static_assert(sizeof(T) <= 16 && std::is_trivially_copyable_v<T>, "warp exchange of this type");
-  {
-    const race::Ignored slots; // reused by the next block's warps: runtime memory
-    std::memcpy(warp_slot(lane_id()), &value, sizeof(T));
-  }
+  std::memcpy(warp_slot(lane_id()), &value, sizeof(T));
   warp_barrier(mask);
   T out;
-  {
-    const race::Ignored slots;
-    std::memcpy(&out, warp_slot(from % kWarp), sizeof(T));
-  }
+  std::memcpy(&out, warp_slot(from % kWarp), sizeof(T));
   warp_barrier(mask);
   return out;
 }
 
+namespace shadow {
+void allow(Cells& c, std::uintptr_t from, std::size_t bytes); // below, checked build only
+}
+
+// `bytes` more of the block's shared memory, filled with 0xFF; its offset in the region.
+inline std::size_t place_shared(Block& b, std::size_t bytes) {
+  const std::size_t at = (b.shared_used + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
+  if (at + bytes > b.shared_capacity)
+    throw LaunchFailure("the kernel's static __shared__ memory exceeds CUDA's 48 KiB per block");
+  std::memset(b.shared_base + at, 0xFF, bytes);
+#if KJ_SHADOW
+  shadow::allow(b.shared_shadow, reinterpret_cast<std::uintptr_t>(b.shared_base) + at, bytes);
+#endif
+  b.shared_used = at + bytes;
+  return at;
+}
+
 // Per-block storage of one static __shared__ declaration (ID: the rewrite's number for it).
-// CUDA does not zero shared memory, so it is filled with 0xFF bytes (NaN for floats, -1 for
-// integers): a kernel that reads it before writing shows it.
 template <class T, int ID>
 T& block_shared() {
-  static const char key = 0;
-  const race::Ignored bookkeeping; // the slot list, and the fill, are the runtime's
+  static const char tag = 0;
   Block& b = *self().block;
-  for (auto& [k, p] : b.shared_slots)
-    if (k == &key) return *reinterpret_cast<T*>(p.get());
-  auto storage = SharedStorage(
-      static_cast<unsigned char*>(::operator new[](sizeof(T), std::align_val_t(kSharedAlign))));
-  std::memset(storage.get(), 0xFF, sizeof(T));
-  b.shared_slots.emplace_back(&key, std::move(storage));
-  return *reinterpret_cast<T*>(b.shared_slots.back().second.get());
+  for (const auto& [k, at] : b.shared_slots)
+    if (k == &tag) return *reinterpret_cast<T*>(b.shared_base + at);
+  const std::size_t at = place_shared(b, sizeof(T));
+  b.shared_slots.emplace_back(&tag, at);
+  return *reinterpret_cast<T*>(b.shared_base + at);
 }
 
 template <class T>
 T* dynamic_shared() {
-  const race::Ignored bookkeeping;
-  return reinterpret_cast<T*>(self().block->dynamic_shared.data());
+  return reinterpret_cast<T*>(self().block->shared_base);
 }
-
 // ---- launching --------------------------------------------------------------------------------
 
 // Calls `kernel` with the arguments a launch passes as an array of pointers to their values
@@ -296,10 +274,6 @@ void invoke(void (*kernel)(P...), void** args) {
 }
 
 using Entry = void (*)(void** args);
-
-struct LaunchFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // Fiber stacks (with a guard page) kept for reuse: mapping and protecting a fresh stack per CUDA
 // thread cost more than running most kernels' threads. Each CPU thread keeps its own list and
@@ -350,36 +324,26 @@ public:
   void deallocate(Stack& s) noexcept { local().free.push_back(s); }
 };
 
-// Under race detection a fiber runs on the stack of its sanitizer fiber's slot (Block::RaceSlot),
-// handed to Boost as is.
-struct SlotStack {
-  boost::context::stack_context stack;
-  boost::context::stack_context allocate() { return stack; }
-  void deallocate(boost::context::stack_context&) noexcept {}
-};
+namespace shadow {
+void begin_block(Block& b); // checked build only: the last block's shared accesses are forgotten
+}
 
 // Runs one block to the end: every thread a fiber, resumed in thread order until it waits or
 // returns; barriers release when every live thread (of the block, or of the warp's mask) waits.
 inline void run_block(Entry entry, void** args, Block& b) {
-  const race::Ignored scheduler; // everything the scheduler itself does
   const unsigned n = b.block_dim.x * b.block_dim.y * b.block_dim.z;
+  const unsigned warps = (n + kWarp - 1) / kWarp;
   b.threads.clear();
-  // Race detection: thread i takes slot (i + shift) of n + 32, the shift a warp every other
-  // block, so the same thread of two consecutive blocks is never the same sanitizer fiber (whose
-  // accesses would be ordered). Slots live until the CPU thread ends: a sanitizer fiber's
-  // destruction would order it before whoever destroys it.
-  const std::size_t slots = race::enabled ? n + kWarp : 0;
-  while (b.race_slots.size() < slots) {
-    boost::context::protected_fixedsize_stack stacks{fiber_stack_bytes()};
-    b.race_slots.push_back({race::create_fiber(), stacks.allocate()});
-  }
-  const unsigned shift = (b.blocks_run++ % 2) * kWarp;
-  b.warp_slots.assign(((n + kWarp - 1) / kWarp) * kWarp * 16, 0);
-  b.tokens.reset(); // freed first, so the sanitizer drops the last block's sync objects
-  b.tokens = std::make_unique<char[]>(1 + (n + kWarp - 1) / kWarp);
-  b.barrier_token = &b.tokens[0];
-  b.warp_tokens = &b.tokens[1];
-  b.scheduler_fiber = race::current_fiber();
+  b.warp_slots.assign(warps * kWarp * 16, 0);
+  b.barrier_epoch = 0;
+  b.warp_epochs.assign(warps, 0);
+  b.warp_epoch = b.warp_epochs.data();
+#if KJ_SHADOW
+  shadow::begin_block(b);
+#endif
+  b.shared_slots.clear();
+  b.shared_used = 0;
+  place_shared(b, b.dynamic_bytes); // at offset 0
   std::exception_ptr failure;
   for (unsigned i = 0; i < n; ++i) {
     auto t = std::make_unique<Thread>();
@@ -389,36 +353,20 @@ inline void run_block(Entry entry, void** args, Block& b) {
     t->block = &b;
     Thread* raw = t.get();
     auto body = [raw, entry, args, &failure](boost::context::fiber&& scheduler) {
-      race::ignore_begin();
       raw->scheduler = std::move(scheduler);
       current_thread = raw;
-      race::ignore_end();
-      race::acquire(raw->block->launch_start);
       try {
         entry(args);
       } catch (const boost::context::detail::forced_unwind&) {
         throw; // a suspended fiber destroyed (the block failed): let Boost unwind it
       } catch (...) {
-        const race::Ignored bookkeeping;
         if (!failure) failure = std::current_exception();
       }
-      race::release(raw->block->launch_done);
-      // The scheduler switches the sanitizer back to its own fiber once this one has returned.
-      race::ignore_begin();
       raw->done = true;
       raw->wait = Wait::none;
-      boost::context::fiber back = std::move(raw->scheduler);
-      race::ignore_end();
-      return back;
+      return std::move(raw->scheduler);
     };
-    if constexpr (race::enabled) {
-      const Block::RaceSlot& slot = b.race_slots[(i + shift) % slots];
-      t->race_fiber = slot.fiber;
-      race::name_fiber(t->race_fiber, b.block_idx, t->thread_idx);
-      t->fiber = boost::context::fiber(std::allocator_arg, SlotStack{slot.stack}, std::move(body));
-    } else {
-      t->fiber = boost::context::fiber(std::allocator_arg, PooledStack(), std::move(body));
-    }
+    t->fiber = boost::context::fiber(std::allocator_arg, PooledStack(), std::move(body));
     b.threads.push_back(std::move(t));
   }
   for (;;) {
@@ -426,12 +374,7 @@ inline void run_block(Entry entry, void** args, Block& b) {
     for (auto& t : b.threads) {
       if (t->done || t->wait != Wait::none) continue;
       current_thread = t.get();
-      race::switch_to(t->race_fiber);
-      boost::context::fiber next = std::move(t->fiber).resume();
-      // Back on the scheduler's sanitizer fiber before anything here is recorded (a thread
-      // that waits switched already; one that returned did not).
-      race::switch_to(b.scheduler_fiber);
-      t->fiber = std::move(next);
+      t->fiber = std::move(t->fiber).resume();
       current_thread = nullptr;
       ran = true;
       if (failure) std::rethrow_exception(failure);
@@ -440,7 +383,7 @@ inline void run_block(Entry entry, void** args, Block& b) {
     // Nobody can run: release a barrier whose waiters are all there.
     bool released = false;
     // Warp barriers: every live lane of the mask waits at a warp barrier.
-    for (unsigned w = 0; w * kWarp < n; ++w) {
+    for (unsigned w = 0; w < warps; ++w) {
       unsigned waiting = 0, live = 0, mask = 0;
       for (unsigned l = 0; l < kWarp && w * kWarp + l < n; ++l) {
         const Thread& t = *b.threads[w * kWarp + l];
@@ -454,6 +397,7 @@ inline void run_block(Entry entry, void** args, Block& b) {
       if (waiting != 0 && (mask & live & ~waiting) == 0) {
         for (unsigned l = 0; l < kWarp && w * kWarp + l < n; ++l)
           if (waiting & (1u << l)) b.threads[w * kWarp + l]->wait = Wait::none;
+        ++b.warp_epochs[w];
         released = true;
       }
     }
@@ -470,13 +414,13 @@ inline void run_block(Entry entry, void** args, Block& b) {
     if (all_block) {
       for (auto& t : b.threads)
         if (!t->done) t->wait = Wait::none;
+      ++b.barrier_epoch;
       continue;
     }
     throw LaunchFailure("threads of one block wait at different barriers (a __syncthreads or a "
                         "warp operation that not every thread reaches): the kernel would hang");
   }
 }
-
 } // namespace kjh
 
 // ---- the CUDA names a kernel uses ---------------------------------------------------------------
@@ -697,7 +641,16 @@ struct KernelEntry {
   Entry entry;
 };
 
+namespace shadow {
+// Checked build only: a launch begins with nothing remembered; a CPU thread's shared memory
+// gets its shadow.
+void begin_launch(const unsigned grid[3], const unsigned block[3]);
+void map_shared(Block& b);
+} // namespace shadow
+
 // Runs the grid: blocks in order, spread over `workers` CPU threads (each takes the next block).
+// The checked build uses one: its shadow memory is then one thread's, and what it finds does
+// not depend on how the blocks happened to interleave.
 inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
                    unsigned shared_bytes, void** args, unsigned workers) {
   const unsigned long long blocks =
@@ -705,55 +658,38 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
   std::atomic<unsigned long long> next{0};
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
-  char launch_start = 0, launch_done = 0;
-  race::release(&launch_start); // the host's writes come before the kernel
-  // Race detection: shared memory the kernel touched is freed only when the launch is over
-  // (after the acquire of every thread's release), since freeing it sooner, unordered with the
-  // kernel's accesses, is itself a race, and reusing it would make two blocks' shared memory one.
-  std::mutex retired_mutex;
-  std::vector<SharedStorage> all_retired_slots;
-  std::vector<std::vector<unsigned char>> all_retired_dynamic;
-  // One CPU thread's share of the grid: the next block, until none is left.
-  auto blocks_of_one_thread = [&](Block& b) {
+#if KJ_SHADOW
+  workers = 1;
+  shadow::begin_launch(grid, block);
+#endif
+  auto work = [&] {
+    Block b;
+    b.block_dim = dim3(block[0], block[1], block[2]);
+    b.grid_dim = dim3(grid[0], grid[1], grid[2]);
+    b.dynamic_bytes = shared_bytes;
+    // Room for the dynamic part, 48 KiB of static declarations and their alignment.
+    b.shared_capacity = (shared_bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign +
+                        kStaticSharedLimit + 64 * kSharedAlign;
+    b.shared_region = std::make_unique<unsigned char[]>(b.shared_capacity + kSharedAlign);
+    const auto region = reinterpret_cast<std::uintptr_t>(b.shared_region.get());
+    b.shared_base = b.shared_region.get() + ((kSharedAlign - region % kSharedAlign) % kSharedAlign);
+#if KJ_SHADOW
+    shadow::map_shared(b);
+#endif
     for (;;) {
       const unsigned long long i = next.fetch_add(1);
       if (i >= blocks || failed.load()) return;
-      {
-        const race::Ignored setup; // the block's description, rewritten for each block
-        if (race::enabled) { // shared memory retires instead of being freed or reused
-          const std::lock_guard lock(retired_mutex);
-          for (auto& slot : b.shared_slots)
-            all_retired_slots.push_back(std::move(slot.second));
-          all_retired_dynamic.push_back(std::move(b.dynamic_shared));
-        }
-        b.block_idx = uint3{static_cast<unsigned>(i % grid[0]),
-                            static_cast<unsigned>(i / grid[0] % grid[1]),
-                            static_cast<unsigned>(
-                                i / (static_cast<unsigned long long>(grid[0]) * grid[1]))};
-        b.shared_slots.clear();
-        b.dynamic_shared = std::vector<unsigned char>(shared_bytes, 0xFF);
-      }
+      b.linear = static_cast<std::uint32_t>(i);
+      b.block_idx = uint3{static_cast<unsigned>(i % grid[0]),
+                          static_cast<unsigned>(i / grid[0] % grid[1]),
+                          static_cast<unsigned>(
+                              i / (static_cast<unsigned long long>(grid[0]) * grid[1]))};
       try {
         run_block(entry, args, b);
       } catch (...) {
         if (!failed.exchange(true)) failure = std::current_exception();
         return;
       }
-    }
-  };
-  auto work = [&] {
-    const race::Ignored runtime; // this CPU thread only schedules; the fibers run the kernel
-    Block b;
-    b.block_dim = dim3(block[0], block[1], block[2]);
-    b.grid_dim = dim3(grid[0], grid[1], grid[2]);
-    b.launch_start = &launch_start;
-    b.launch_done = &launch_done;
-    blocks_of_one_thread(b);
-    if (race::enabled) {
-      const std::lock_guard lock(retired_mutex);
-      for (auto& slot : b.shared_slots)
-        all_retired_slots.push_back(std::move(slot.second));
-      all_retired_dynamic.push_back(std::move(b.dynamic_shared));
     }
   };
   workers = std::max(1u, std::min<unsigned>(workers, static_cast<unsigned>(std::min<unsigned long long>(blocks, 64))));
@@ -764,10 +700,310 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
     for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
     for (auto& t : pool) t.join();
   }
-  race::acquire(&launch_done); // and the kernel before the host's reads
-  all_retired_slots.clear();
-  all_retired_dynamic.clear();
   if (failure) std::rethrow_exception(failure);
 }
 
 } // namespace kjh
+
+// ---- the checked build: kjudge's shadow memory behind the compiler's hooks ----------------------
+//
+// Every load and store of the candidate's code calls a hook (__tsan_read4(address), ...) that
+// looks the address up in shadow memory, one Cell per byte, kept for the launch's buffers (and
+// the red zones and guard regions around them, which are never valid) and for the running
+// block's shared memory:
+// - bounds: a byte that is not valid is an exact out-of-bounds report (which buffer, how far);
+// - races: two accesses to a byte by different threads, at least one a write and not both
+//   atomic, race unless a barrier orders them. Within a block __syncthreads orders everything
+//   before it before everything after it (the block's barrier epoch), and a warp barrier (also
+//   every shuffle and vote) does the same for its warp; threads of different blocks are never
+//   ordered within a launch. No timing is involved: blocks run one after another on one CPU
+//   thread and the verdict is the same on every run and machine.
+// The first finding is written to stderr as one line the host runner reads back, and the
+// process ends with status 66: the rest of the run would only repeat it. Code addresses are
+// offsets in the module; the runner turns them into source lines with the module's debug
+// information.
+#if KJ_SHADOW
+extern "C" const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+namespace kjh::shadow {
+
+inline constexpr int kFoundStatus = 66;
+inline constexpr unsigned kMaxSpans = 256;
+
+struct State {
+  Cells global;                    // the arena with its guard regions
+  std::uintptr_t origin = 0;       // the arena's start: reports give offsets from it
+  unsigned long spans[2 * kMaxSpans] = {}; // valid (offset from global.lo, bytes) pairs
+  unsigned span_count = 0;
+  bool races = true;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+};
+inline State state;
+
+KJ_UNCHECKED inline bool map_cells(Cells& c, std::uintptr_t lo, std::size_t bytes) {
+  const std::size_t need = (bytes + 1) * sizeof(Cell);
+  if (need > c.mapped) {
+    if (c.cells) ::munmap(c.cells, c.mapped);
+    void* p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    c.cells = p == MAP_FAILED ? nullptr : static_cast<Cell*>(p);
+    c.mapped = c.cells ? need : 0;
+  }
+  c.lo = lo;
+  c.bytes = c.cells ? bytes : 0;
+  return c.cells != nullptr;
+}
+
+// Cells [from, from + bytes) of `c` valid and with nothing remembered.
+KJ_UNCHECKED inline void reset(Cells& c, std::size_t first, std::size_t bytes, bool valid) {
+  std::memset(static_cast<void*>(c.cells + first), 0, bytes * sizeof(Cell));
+  if (valid)
+    for (std::size_t i = first; i < first + bytes; ++i) c.cells[i].valid = 1;
+}
+
+KJ_UNCHECKED inline void allow(Cells& c, std::uintptr_t from, std::size_t bytes) {
+  if (c.cells && bytes > 0) reset(c, from - c.lo, bytes, true);
+}
+
+KJ_UNCHECKED inline void map_shared(Block& b) {
+  if (!map_cells(b.shared_shadow, reinterpret_cast<std::uintptr_t>(b.shared_base), b.shared_capacity))
+    throw LaunchFailure("no memory for the shared memory's shadow");
+}
+
+KJ_UNCHECKED inline void begin_block(Block& b) {
+  if (b.shared_shadow.cells) reset(b.shared_shadow, 0, b.shared_used, false);
+}
+
+KJ_UNCHECKED inline void begin_launch(const unsigned grid[3], const unsigned block[3]) {
+  for (int d = 0; d < 3; ++d) {
+    state.grid[d] = grid[d];
+    state.block[d] = block[d];
+  }
+  for (unsigned s = 0; s < state.span_count; ++s)
+    reset(state.global, state.spans[2 * s], state.spans[2 * s + 1], true);
+}
+
+// A happened before the access `t` is making now (same thread, or a barrier between them)?
+KJ_UNCHECKED inline bool ordered(const Side& a, const Thread& t) {
+  const Block& b = *t.block;
+  if (a.block != b.linear) return false;
+  if (a.thread == t.linear + 1) return true;
+  if (a.epoch != b.barrier_epoch) return true;
+  const unsigned warp = t.linear / kWarp;
+  return (a.thread - 1u) / kWarp == warp && a.warp_epoch != b.warp_epoch[warp];
+}
+
+KJ_UNCHECKED inline bool clashes(const Side& a, bool atomic, const Thread& t) {
+  return a.thread != 0 && !(a.atomic && atomic) && !ordered(a, t);
+}
+
+KJ_UNCHECKED inline const char* access_name(bool write, bool atomic) {
+  return write ? (atomic ? "atomic-write" : "write") : (atomic ? "atomic-read" : "read");
+}
+
+KJ_UNCHECKED inline void index3(unsigned long long linear, const unsigned dims[3], unsigned out[3]) {
+  out[0] = static_cast<unsigned>(linear % dims[0]);
+  out[1] = static_cast<unsigned>(linear / dims[0] % dims[1]);
+  out[2] = static_cast<unsigned>(linear / (static_cast<unsigned long long>(dims[0]) * dims[1]));
+}
+
+[[noreturn]] KJ_UNCHECKED inline void report(const char* line, int length) {
+  if (length > 0) (void)!::write(2, line, static_cast<std::size_t>(length));
+  ::_exit(kFoundStatus);
+}
+
+// "kjudge-shadow: <race|bounds> space=<global|shared> offset=N size=N access=A pc=0xN
+//  block=x,y,z thread=x,y,z [shared_bytes=N] [prev_access=A prev_pc=0xN prev_block=x,y,z
+//  prev_thread=x,y,z]"; offsets are from the arena's start (global) or the block's shared
+// memory (shared).
+[[noreturn]] KJ_UNCHECKED inline void found(const char* what, bool shared, long long offset,
+                                            std::size_t size, bool write, bool atomic,
+                                            std::uint32_t pc, const Thread& t, const Side* earlier) {
+  const Block& b = *t.block;
+  char line[768];
+  int n = std::snprintf(line, sizeof line,
+                        "kjudge-shadow: %s space=%s offset=%lld size=%zu access=%s pc=%#x "
+                        "block=%u,%u,%u thread=%u,%u,%u shared_bytes=%zu",
+                        what, shared ? "shared" : "global", offset, size, access_name(write, atomic),
+                        pc, b.block_idx.x, b.block_idx.y, b.block_idx.z, t.thread_idx.x,
+                        t.thread_idx.y, t.thread_idx.z, b.shared_used);
+  if (earlier && n > 0 && n < static_cast<int>(sizeof line)) {
+    unsigned block[3], thread[3];
+    index3(earlier->block, state.grid, block);
+    index3(earlier->thread - 1u, state.block, thread);
+    n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n),
+                       " prev_access=%s prev_pc=%#x prev_block=%u,%u,%u prev_thread=%u,%u,%u",
+                       access_name(earlier->write != 0, earlier->atomic != 0),
+                       earlier->pc, block[0], block[1], block[2], thread[0], thread[1], thread[2]);
+  }
+  if (n > 0 && n < static_cast<int>(sizeof line) - 1) line[n++] = '\n';
+  report(line, n);
+}
+
+KJ_UNCHECKED inline void on_access(const void* address, std::size_t size, bool write, bool atomic,
+                                   const void* pc) {
+  const Thread* t = current_thread;
+  if (t == nullptr || size == 0) return; // the runtime's own bookkeeping, outside any thread
+  const Block& b = *t->block;
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  Cells* cells;
+  bool shared;
+  if (state.global.holds(a)) {
+    cells = &state.global;
+    shared = false;
+  } else if (b.shared_shadow.holds(a)) {
+    cells = const_cast<Cells*>(&b.shared_shadow);
+    shared = true;
+  } else {
+    return; // the stack, the runtime's memory: not the kernel's buffers
+  }
+  const std::size_t first = a - cells->lo;
+  const std::size_t end = first + size < cells->bytes ? first + size : cells->bytes;
+  Side now;
+  now.block = b.linear;
+  now.thread = static_cast<std::uint16_t>(t->linear + 1);
+  now.atomic = atomic;
+  now.write = write;
+  now.epoch = b.barrier_epoch;
+  now.warp_epoch = b.warp_epoch[t->linear / kWarp];
+  now.pc = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(pc) - 1 -
+                                      reinterpret_cast<std::uintptr_t>(__ehdr_start));
+  const long long offset = shared ? static_cast<long long>(first)
+                                  : static_cast<long long>(a - state.origin);
+  for (std::size_t i = first; i < end; ++i) {
+    Cell& c = cells->cells[i];
+    if (!c.valid) found("bounds", shared, offset, size, write, atomic, now.pc, *t, nullptr);
+    if (!state.races) continue;
+    const Side* earlier = nullptr;
+    if (clashes(c.write, atomic, *t))
+      earlier = &c.write;
+    else if (write && clashes(c.read, atomic, *t))
+      earlier = &c.read;
+    else if (write && clashes(c.other_read, atomic, *t))
+      earlier = &c.other_read;
+    if (earlier) found("race", shared, offset, size, write, atomic, now.pc, *t, earlier);
+    if (write) {
+      c.write = now;
+      if (!atomic) c.read = c.other_read = Side{}; // all ordered before this write
+    } else if (c.read.thread == 0 || ordered(c.read, *t)) {
+      if (c.other_read.thread != 0 && ordered(c.other_read, *t)) c.other_read = Side{};
+      c.read = now;
+    } else if (c.other_read.thread == 0 || ordered(c.other_read, *t)) {
+      c.other_read = now; // a second reader no barrier orders with the first
+    }
+  }
+}
+
+} // namespace kjh::shadow
+
+// The hooks the instrumentation calls: hidden, so the module's own calls bind to them directly.
+#define KJ_HOOK extern "C" KJ_UNCHECKED __attribute__((visibility("hidden")))
+#define KJ_ACCESS_HOOKS(N)                                                                          \
+  KJ_HOOK void __tsan_read##N(void* p) {                                                          \
+    ::kjh::shadow::on_access(p, N, false, false, __builtin_return_address(0));                     \
+  }                                                                                                 \
+  KJ_HOOK void __tsan_write##N(void* p) {                                                         \
+    ::kjh::shadow::on_access(p, N, true, false, __builtin_return_address(0));                      \
+  }                                                                                                 \
+  KJ_HOOK void __tsan_unaligned_read##N(void* p) {                                                \
+    ::kjh::shadow::on_access(p, N, false, false, __builtin_return_address(0));                     \
+  }                                                                                                 \
+  KJ_HOOK void __tsan_unaligned_write##N(void* p) {                                               \
+    ::kjh::shadow::on_access(p, N, true, false, __builtin_return_address(0));                      \
+  }                                                                                                 \
+  KJ_HOOK void __tsan_volatile_read##N(void* p) {                                                 \
+    ::kjh::shadow::on_access(p, N, false, false, __builtin_return_address(0));                     \
+  }                                                                                                 \
+  KJ_HOOK void __tsan_volatile_write##N(void* p) {                                                \
+    ::kjh::shadow::on_access(p, N, true, false, __builtin_return_address(0));                      \
+  }
+KJ_ACCESS_HOOKS(1)
+KJ_ACCESS_HOOKS(2)
+KJ_ACCESS_HOOKS(4)
+KJ_ACCESS_HOOKS(8)
+KJ_ACCESS_HOOKS(16)
+KJ_HOOK void __tsan_read_range(void* p, unsigned long n) {
+  ::kjh::shadow::on_access(p, n, false, false, __builtin_return_address(0));
+}
+KJ_HOOK void __tsan_write_range(void* p, unsigned long n) {
+  ::kjh::shadow::on_access(p, n, true, false, __builtin_return_address(0));
+}
+KJ_HOOK void __tsan_init() {}
+KJ_HOOK void __tsan_func_entry(void*) {}
+KJ_HOOK void __tsan_func_exit() {}
+KJ_HOOK void __tsan_vptr_update(void**, void*) {}
+KJ_HOOK void __tsan_vptr_read(void**) {}
+KJ_HOOK void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+KJ_HOOK void __tsan_atomic_signal_fence(int) {}
+
+// Atomics: done (sequentially consistent, whatever order was asked), and remembered as atomic
+// accesses, which never race with each other.
+#define KJ_ATOMIC_RMW(N, T, OP)                                                                     \
+  KJ_HOOK T __tsan_atomic##N##_##OP(volatile T* p, T v, int) {                                     \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    return __atomic_##OP(p, v, __ATOMIC_SEQ_CST);                                                   \
+  }
+#define KJ_ATOMIC_HOOKS(N, T)                                                                       \
+  KJ_HOOK T __tsan_atomic##N##_load(const volatile T* p, int) {                                    \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), false, true,                             \
+                             __builtin_return_address(0));                                          \
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                    \
+  }                                                                                                 \
+  KJ_HOOK void __tsan_atomic##N##_store(volatile T* p, T v, int) {                                 \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                       \
+  }                                                                                                 \
+  KJ_HOOK T __tsan_atomic##N##_exchange(volatile T* p, T v, int) {                                 \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                             \
+  }                                                                                                 \
+  KJ_ATOMIC_RMW(N, T, fetch_add)                                                                    \
+  KJ_ATOMIC_RMW(N, T, fetch_sub)                                                                    \
+  KJ_ATOMIC_RMW(N, T, fetch_and)                                                                    \
+  KJ_ATOMIC_RMW(N, T, fetch_or)                                                                     \
+  KJ_ATOMIC_RMW(N, T, fetch_xor)                                                                    \
+  KJ_ATOMIC_RMW(N, T, fetch_nand)                                                                   \
+  KJ_HOOK int __tsan_atomic##N##_compare_exchange_strong(volatile T* p, T* expected, T v, int, int) { \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    return __atomic_compare_exchange_n(p, expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+  }                                                                                                 \
+  KJ_HOOK int __tsan_atomic##N##_compare_exchange_weak(volatile T* p, T* expected, T v, int, int) { \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    return __atomic_compare_exchange_n(p, expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+  }                                                                                                 \
+  KJ_HOOK T __tsan_atomic##N##_compare_exchange_val(volatile T* p, T expected, T v, int, int) {    \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);        \
+    return expected;                                                                                \
+  }
+KJ_ATOMIC_HOOKS(8, std::uint8_t)
+KJ_ATOMIC_HOOKS(16, std::uint16_t)
+KJ_ATOMIC_HOOKS(32, std::uint32_t)
+KJ_ATOMIC_HOOKS(64, std::uint64_t)
+
+// Called by the host worker before each run: the tracked range [lo, lo + bytes) (the arena and
+// its guards), the arena's start (`origin`), and `count` valid spans as (offset from lo, bytes)
+// pairs: the buffers, without their red zones. `races` off leaves only the bounds checks.
+// Nonzero when the shadow cannot be made.
+extern "C" KJ_UNCHECKED int kj_host_track(const void* lo, unsigned long bytes, const void* origin,
+                                          const unsigned long* spans, unsigned count, int races) {
+  using ::kjh::shadow::state;
+  if (count > ::kjh::shadow::kMaxSpans) return 1;
+  const bool remapped = (bytes + 1) * sizeof(::kjh::shadow::Cell) > state.global.mapped;
+  if (!remapped)
+    for (unsigned s = 0; s < state.span_count; ++s)
+      ::kjh::shadow::reset(state.global, state.spans[2 * s], state.spans[2 * s + 1], false);
+  state.span_count = 0;
+  if (!::kjh::shadow::map_cells(state.global, reinterpret_cast<std::uintptr_t>(lo), bytes)) return 2;
+  for (unsigned s = 0; s < count; ++s) {
+    if (spans[2 * s] + spans[2 * s + 1] > bytes) return 3;
+    state.spans[2 * s] = spans[2 * s];
+    state.spans[2 * s + 1] = spans[2 * s + 1];
+    ::kjh::shadow::reset(state.global, spans[2 * s], spans[2 * s + 1], true);
+  }
+  state.span_count = count;
+  state.origin = reinterpret_cast<std::uintptr_t>(origin);
+  state.races = races != 0;
+  return 0;
+}
+#endif

@@ -77,25 +77,13 @@ std::string first_lines_of(const std::string& text, int lines) {
 
 } // namespace
 
-fs::path tsan_runtime(const std::string& compiler) {
-  const fs::path log = fs::temp_directory_path() / fmt::format("kjudge-tsan-{}.txt", ::getpid());
-  const int rc = run({compiler, "-print-file-name=libtsan.so"}, log);
-  std::string text = read_file(log);
-  std::error_code ec;
-  fs::remove(log, ec);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-    text.pop_back();
-  if (rc != 0 || text.empty() || !fs::path(text).is_absolute()) return {};
-  const fs::path real = fs::canonical(text, ec); // the linker's name is a link to the .so.N
-  return ec ? fs::path() : real;
-}
-
 HostModule::HostModule(const fs::path& shared_object) {
   handle_ = ::dlopen(shared_object.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_)
     throw CompileError(fmt::format("cannot load {}: {}", shared_object.string(), ::dlerror()), "");
   count_ = reinterpret_cast<int (*)()>(::dlsym(handle_, "kj_host_kernel_count"));
   launch_ = reinterpret_cast<decltype(launch_)>(::dlsym(handle_, "kj_host_launch"));
+  track_ = reinterpret_cast<decltype(track_)>(::dlsym(handle_, "kj_host_track"));
   if (!count_ || !launch_) {
     ::dlclose(handle_);
     handle_ = nullptr;
@@ -117,6 +105,46 @@ std::string HostModule::launch(int index, const unsigned grid[3], const unsigned
   return error[0] ? std::string(error) : std::string("the launch failed");
 }
 
+std::string HostModule::track(const void* lo, std::size_t bytes, const void* origin,
+                              const std::vector<unsigned long>& spans, bool races) const {
+  if (!track_) return "the module is not a checked build";
+  const int rc = track_(lo, bytes, origin, spans.data(), static_cast<unsigned>(spans.size() / 2),
+                        races ? 1 : 0);
+  switch (rc) {
+  case 0: return "";
+  case 1: return fmt::format("too many buffers to track ({})", spans.size() / 2);
+  case 2: return fmt::format("no memory for the shadow of {} bytes", bytes);
+  default: return "a buffer lies outside the tracked range";
+  }
+}
+
+void place_finding(ShadowFinding& finding, const fs::path& shared_object,
+                   std::string_view file_name) {
+  std::vector<ShadowAccess*> accesses = {&finding.current};
+  if (finding.race) accesses.push_back(&finding.previous);
+  std::vector<std::string> argv = {"addr2line", "-e", shared_object.string(), "-i", "-a"};
+  for (const ShadowAccess* a : accesses)
+    argv.push_back(fmt::format("{:#x}", a->pc));
+  const fs::path log = fs::temp_directory_path() / fmt::format("kjudge-addr2line-{}-{}.txt",
+                                                               ::getpid(), ::gettid());
+  const int rc = run(argv, log);
+  std::istringstream lines(read_file(log));
+  std::error_code ec;
+  fs::remove(log, ec);
+  if (rc != 0) return;
+  // With -a each address is echoed ("0x..."), then its frames, the innermost first.
+  int at = -1;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("0x", 0) == 0) {
+      ++at;
+      continue;
+    }
+    if (at < 0 || at >= static_cast<int>(accesses.size())) continue;
+    if (ShadowAccess& a = *accesses[static_cast<std::size_t>(at)]; a.place.empty())
+      a.place = place_in_frame(line, file_name);
+  }
+}
+
 fs::path build_host_module(std::string_view source, std::string_view file_name,
                            const std::vector<std::string>& expressions,
                            const HostCompileOptions& options) {
@@ -134,7 +162,12 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
                                    "-pthread", "-ffp-contract=off", "-w",
                                    "-I" + options.kjudge_include.string()};
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
-  if (options.race_detection) argv.insert(argv.end(), {"-fsanitize=thread", "-g"});
+  // The checked build: the sanitizer's instrumentation (a hook call per load and store) with
+  // the hooks of cuda_emulation.hpp; compiled and linked apart, so the driver does not link
+  // the sanitizer's own runtime.
+  if (options.checked)
+    argv.insert(argv.end(), {"-fsanitize=thread", "--param", "tsan-instrument-func-entry-exit=0",
+                             "-g"});
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   argv.insert(argv.end(), {"-include", "kjudge/host/cuda_emulation.hpp"});
 
@@ -157,11 +190,23 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     // Messages name the candidate's file and lines.
     f << "#line 1 \"" << std::string(file_name) << "\"\n" << text;
   }
-  argv.insert(argv.end(), {cpp.string(), "-o", tmp_so.string(), "-lboost_context"});
-  const int rc = run(argv, log);
+  const fs::path object = dir / (stem + ".o");
+  int rc;
+  if (options.checked) {
+    argv.insert(argv.end(), {"-c", cpp.string(), "-o", object.string()});
+    rc = run(argv, log);
+    if (rc == 0)
+      rc = run({options.compiler, "-shared", "-pthread", object.string(), "-o", tmp_so.string(),
+                "-lboost_context"},
+               log);
+  } else {
+    argv.insert(argv.end(), {cpp.string(), "-o", tmp_so.string(), "-lboost_context"});
+    rc = run(argv, log);
+  }
   const std::string messages = read_file(log);
   std::error_code ec;
   fs::remove(cpp, ec);
+  fs::remove(object, ec);
   fs::remove(log, ec);
   if (rc != 0) {
     fs::remove(tmp_so, ec);

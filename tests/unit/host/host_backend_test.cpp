@@ -3,10 +3,12 @@
 // checked against the value computed here: a grid-stride elementwise kernel, a block tree
 // reduction through static shared memory and __syncthreads, a warp shuffle reduction, dynamic
 // shared memory, atomics across blocks (several CPU threads), a template instantiation, f16,
-// and a kernel whose threads meet at different barriers (a launch error, not a hang). Last, race
-// detection: the missing-barrier tree and the non-atomic cross-block sum of problems/reduce_sum's
-// traps, built with ThreadSanitizer and run in a child with its runtime preloaded, are reported
-// with both places in the kernel's source; the same kernels done right are not.
+// and a kernel whose threads meet at different barriers (a launch error, not a hang). Last, the
+// checked build (kjudge's shadow memory behind the compiler's instrumentation), run in a child
+// process since a finding ends it: the missing-barrier tree and the non-atomic cross-block sum
+// of problems/reduce_sum's traps are races with both places in the kernel's source; the same
+// kernels done right (barriers, shuffles, atomics) are not; reads and writes next to a buffer
+// are exact out-of-bounds findings.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -84,36 +86,52 @@ TEST(HostRewrite, RefusesWhatTheCpuCannotRunWithItsLine) {
             "(accepted)");
 }
 
-TEST(RaceReport, ReadsBothAccessesTheirPlacesAndThreads) {
-  const std::string log = R"(==================
-WARNING: ThreadSanitizer: data race (pid=1)
-  Write of size 4 at 0x7b4000000104 by thread T2:
-    #0 row_sum_racy<1024>(float const*, float*, int, int) /some/dir/cand.cu:23 (x.so+0x51db)
-    #1 kjh::invoke_with<...> /work/main/include/kjudge/host/cuda_emulation.hpp:266 (x.so+0x5299)
-
-  Previous read of size 4 at 0x7b4000000104 by thread T1:
-    #0 kjh::helper() /work/main/include/kjudge/host/cuda_emulation.hpp:100 (x.so+0x1)
-    #1 row_sum_racy<1024>(float const*, float*, int, int) /some/dir/cand.cu:23 (x.so+0x51e7)
-
-  Thread T2 'block (0,0,0) thread (1,0,0)' (tid=0, running) created by main thread at:
-    #0 kjh::race::create_fiber() /work/main/include/kjudge/host/cuda_emulation.hpp:54 (x.so+0x6af8)
-
-  Thread T1 'block (0,0,0) thread (0,0,0)' (tid=0, running) created by main thread at:
-    #0 kjh::race::create_fiber() /work/main/include/kjudge/host/cuda_emulation.hpp:54 (x.so+0x6af8)
-
-SUMMARY: ThreadSanitizer: data race /some/dir/cand.cu:23 in row_sum_racy<1024>
-==================
-)";
-  const auto r = parse_race_report(log, "cand.cu");
+TEST(ShadowFinding, ReadsTheHooksLineAndSaysWhatWhereAndWho) {
+  const std::string race =
+      "noise before\nkjudge-shadow: race space=shared offset=8 size=4 access=write pc=0x51db "
+      "block=0,0,0 thread=1,0,0 shared_bytes=256 prev_access=read prev_pc=0x51e7 prev_block=0,0,0 "
+      "prev_thread=0,0,0\n";
+  auto r = parse_shadow_finding(race);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->message(),
-            "data race on 4 bytes: a write at cand.cu:23 by block (0,0,0) thread (1,0,0), and an "
-            "earlier read at cand.cu:23 by block (0,0,0) thread (0,0,0), with no barrier or atomic "
-            "between them");
-  // Another file of the same ending is not the candidate's; a cut-off report is no report.
-  EXPECT_EQ(parse_race_report(log, "and.cu")->current.place, "");
-  EXPECT_FALSE(parse_race_report(log.substr(0, log.find("  Previous")), "cand.cu"));
-  EXPECT_FALSE(parse_race_report("no report here", "cand.cu"));
+  EXPECT_TRUE(r->race);
+  EXPECT_TRUE(r->shared);
+  EXPECT_EQ(r->offset, 8);
+  EXPECT_EQ(r->current.pc, 0x51dbu);
+  EXPECT_EQ(r->previous.pc, 0x51e7u);
+  r->current.place = r->previous.place = "cand.cu:23";
+  EXPECT_EQ(r->message(r->shared_where()),
+            "data race on 4 bytes of shared memory (byte 8): a write at cand.cu:23 by block "
+            "(0,0,0) thread (1,0,0), and an earlier read at cand.cu:23 by block (0,0,0) thread "
+            "(0,0,0), with no barrier or atomic between them");
+
+  const auto bounds = parse_shadow_finding(
+      "kjudge-shadow: bounds space=global offset=-4 size=8 access=atomic-write pc=0x10 "
+      "block=3,0,0 thread=5,1,0 shared_bytes=0\n");
+  ASSERT_TRUE(bounds);
+  EXPECT_FALSE(bounds->race);
+  EXPECT_EQ(bounds->offset, -4);
+  EXPECT_EQ(bounds->message("4 bytes before the start of input 'x'"),
+            "out-of-bounds atomic write of 8 bytes, 4 bytes before the start of input 'x', at a "
+            "place outside the kernel's source by block (3,0,0) thread (5,1,0)");
+  const auto past_shared = parse_shadow_finding(
+      "kjudge-shadow: bounds space=shared offset=260 size=4 access=read pc=0x10 block=0,0,0 "
+      "thread=0,0,0 shared_bytes=256");
+  ASSERT_TRUE(past_shared);
+  EXPECT_EQ(past_shared->shared_where(),
+            "4 bytes past the end of the block's 256 bytes of shared memory");
+
+  // A cut-off line, a race without its earlier access, a malformed index: no finding.
+  EXPECT_FALSE(parse_shadow_finding(race.substr(0, race.find("size="))));
+  EXPECT_FALSE(parse_shadow_finding(race.substr(0, race.find(" prev_access"))));
+  EXPECT_FALSE(parse_shadow_finding(
+      "kjudge-shadow: bounds space=global offset=1 size=4 access=read pc=0x10 block=3,0 "
+      "thread=5,1,0 shared_bytes=0"));
+  EXPECT_FALSE(parse_shadow_finding("no finding here"));
+
+  // Places: the candidate's file only, whatever folder the compiler recorded in front of it.
+  EXPECT_EQ(place_in_frame("/some/dir/cand.cu:23 (discriminator 2)", "cand.cu"), "cand.cu:23");
+  EXPECT_EQ(place_in_frame("/some/dir/cand.cu:23", "and.cu"), "");
+  EXPECT_EQ(place_in_frame("/x/cuda_emulation.hpp:100", "cand.cu"), "");
 }
 
 // ---- kernels run on the CPU -------------------------------------------------------------------
@@ -303,22 +321,30 @@ TEST_F(HostKernels, AHostCompilerErrorIsACompileErrorWithTheCandidatesLines) {
   }
 }
 
-// ---- race detection ----------------------------------------------------------------------------
+// ---- the checked build ----------------------------------------------------------------------
 
+// The child's side: `--run-checked-module SO INDEX` launches kernel INDEX of SO on 4 blocks of 64
+// threads over an int array of 256 and a sum cell, laid out as the host worker lays out its
+// arena: [red zone | x | red zone | sum | red zone], only x and sum valid.
 extern "C" char** environ;
 
-// The child's side: `--run-race-module SO INDEX` launches kernel INDEX of SO on 4 blocks of 64
-// threads over an int array of 256 and a sum cell.
-const bool race_child_hook = [] {
+constexpr int kZone = 4; // ints of red zone
+const bool checked_child_hook = [] {
   const std::vector<std::string> args = test::own_command_line();
-  if (args.size() < 4 || args[1] != "--run-race-module") return true;
+  if (args.size() < 4 || args[1] != "--run-checked-module") return true;
   HostModule m(args[2]);
-  std::vector<int> x(256, 1);
-  int sum = 0;
-  int *px = x.data(), *ps = &sum;
+  std::vector<int> arena(3 * kZone + 256 + 1, 0);
+  int* px = arena.data() + kZone;
+  int* ps = px + 256 + kZone;
+  for (int i = 0; i < 256; ++i) px[i] = 1;
+  const unsigned long x_at = kZone * sizeof(int), sum_at = (2 * kZone + 256) * sizeof(int);
+  const std::string tracked = m.track(arena.data(), arena.size() * sizeof(int), arena.data(),
+                                      {x_at, 256 * sizeof(int), sum_at, sizeof(int)}, true);
   void* kernel_args[] = {&px, &ps};
   const unsigned grid[3] = {4, 1, 1}, block[3] = {64, 1, 1};
-  const std::string error = m.launch(std::stoi(args[3]), grid, block, 0, kernel_args, 1);
+  const std::string error = tracked.empty()
+                                ? m.launch(std::stoi(args[3]), grid, block, 0, kernel_args, 1)
+                                : "track: " + tracked;
   std::fprintf(stderr, "launched: %s\n", error.empty() ? "ok" : error.c_str());
   std::_Exit(0);
 }();
@@ -328,26 +354,19 @@ struct ChildRun {
   std::string err;
 };
 
-ChildRun run_race_child(const fs::path& so, int index, const fs::path& runtime) {
-  const fs::path log = fs::temp_directory_path() / ("kjudge_race_" + std::to_string(::getpid()));
-  std::vector<std::string> argv = {"/proc/self/exe", "--run-race-module", so.string(),
+ChildRun run_checked_child(const fs::path& so, int index) {
+  const fs::path log = fs::temp_directory_path() / ("kjudge_checked_" + std::to_string(::getpid()));
+  std::vector<std::string> argv = {"/proc/self/exe", "--run-checked-module", so.string(),
                                    std::to_string(index)};
-  std::vector<std::string> env = {"LD_PRELOAD=" + runtime.string(),
-                                  "TSAN_OPTIONS=halt_on_error=1:exitcode=66"};
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0 && std::strncmp(*e, "TSAN_OPTIONS=", 13) != 0)
-      env.emplace_back(*e);
-  std::vector<char*> raw_argv, raw_env;
+  std::vector<char*> raw_argv;
   for (auto& a : argv) raw_argv.push_back(a.data());
   raw_argv.push_back(nullptr);
-  for (auto& e : env) raw_env.push_back(e.data());
-  raw_env.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
   ChildRun r;
-  if (posix_spawn(&pid, raw_argv[0], &actions, nullptr, raw_argv.data(), raw_env.data()) == 0) {
+  if (posix_spawn(&pid, raw_argv[0], &actions, nullptr, raw_argv.data(), environ) == 0) {
     int status = 0;
     waitpid(pid, &status, 0);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -361,8 +380,9 @@ ChildRun run_race_child(const fs::path& so, int index, const fs::path& runtime) 
 }
 
 // Kernels 0 and 1 race (line 7: the tree without barriers; line 15: blocks adding into one cell
-// with a plain +=); 2 and 3 are the same done right.
-const char* const kRaceKernels = R"(__global__ void tree_no_barrier(int* x, int* sum) {
+// with a plain +=); 2 to 4 are the same done right (barriers, shuffles, a warp-synchronous tail
+// with __syncwarp); 5 reads one int before x, 6 writes one past it.
+const char* const kCheckedKernels = R"(__global__ void tree_no_barrier(int* x, int* sum) {
   __shared__ int part[64];
   part[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
   __syncthreads();
@@ -394,44 +414,91 @@ __global__ void warp_shuffle(int* x, int* sum) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   if (threadIdx.x % 32 == 0) atomicAdd(sum, v);
 }
+__global__ void warp_synchronous_tail(int* x, int* sum) {
+  __shared__ int part[64];
+  part[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    part[threadIdx.x] += part[threadIdx.x + 32];
+    __syncwarp();
+    for (int w = 16; w > 0; w /= 2) {
+      int v = threadIdx.x < w ? part[threadIdx.x + w] : 0;
+      __syncwarp();
+      part[threadIdx.x] += v;
+      __syncwarp();
+    }
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
+}
+__global__ void read_before_x(int* x, int* sum) {
+  if (blockIdx.x == 2 && threadIdx.x == 5) atomicAdd(sum, x[-1]);
+}
+__global__ void write_past_x(int* x, int* sum) {
+  if (blockIdx.x == 3 && threadIdx.x == 63) x[256] = 7;
+}
 )";
 
-TEST_F(HostKernels, RacesAreFoundWithBothPlacesAndCorrectKernelsAreNot) {
-  ASSERT_TRUE(race_child_hook);
-  const fs::path runtime = tsan_runtime();
-  ASSERT_FALSE(runtime.empty()) << "g++ has no ThreadSanitizer runtime";
+TEST_F(HostKernels, TheCheckedBuildFindsRacesAndOutOfBoundsAccessesWithTheirPlaces) {
+  ASSERT_TRUE(checked_child_hook);
   HostCompileOptions o = options();
-  o.race_detection = true;
+  o.checked = true;
   const fs::path so = build_host_module(
-      kRaceKernels, "race.cu", {"tree_no_barrier", "plain_cross_block_add", "tree", "warp_shuffle"},
+      kCheckedKernels, "race.cu",
+      {"tree_no_barrier", "plain_cross_block_add", "tree", "warp_shuffle", "warp_synchronous_tail",
+       "read_before_x", "write_past_x"},
       o);
+  auto finding_of = [&](int index) {
+    const ChildRun r = run_checked_child(so, index);
+    EXPECT_EQ(r.code, 66) << index << "\n" << r.err;
+    auto f = parse_shadow_finding(r.err);
+    if (f) place_finding(*f, so, "race.cu");
+    return f;
+  };
 
-  const ChildRun missing_barrier = run_race_child(so, 0, runtime);
-  EXPECT_EQ(missing_barrier.code, 66) << missing_barrier.err;
-  const auto tree = parse_race_report(missing_barrier.err, "race.cu");
-  ASSERT_TRUE(tree) << missing_barrier.err;
-  EXPECT_EQ(tree->current.place, "race.cu:7") << tree->message();
-  EXPECT_EQ(tree->previous.place, "race.cu:7") << tree->message();
+  const auto tree = finding_of(0);
+  ASSERT_TRUE(tree);
+  EXPECT_TRUE(tree->race);
+  EXPECT_TRUE(tree->shared);
+  EXPECT_EQ(tree->current.place, "race.cu:7") << tree->message("");
+  EXPECT_EQ(tree->previous.place, "race.cu:7") << tree->message("");
   // Two threads of one block: the tree's partner slots.
-  EXPECT_EQ(tree->current.thread.rfind("block (0,0,0) thread (", 0), 0u) << tree->message();
-  EXPECT_NE(tree->current.thread, tree->previous.thread) << tree->message();
+  EXPECT_EQ(tree->current.block, "block (0,0,0)") << tree->message("");
+  EXPECT_EQ(tree->previous.block, "block (0,0,0)") << tree->message("");
+  EXPECT_NE(tree->current.thread, tree->previous.thread) << tree->message("");
 
-  const ChildRun cross_block = run_race_child(so, 1, runtime);
-  EXPECT_EQ(cross_block.code, 66) << cross_block.err;
-  const auto sum = parse_race_report(cross_block.err, "race.cu");
-  ASSERT_TRUE(sum) << cross_block.err;
-  EXPECT_EQ(sum->current.place, "race.cu:16") << sum->message();
+  const auto sum = finding_of(1);
+  ASSERT_TRUE(sum);
+  EXPECT_TRUE(sum->race);
+  EXPECT_FALSE(sum->shared);
+  EXPECT_EQ(sum->offset, static_cast<std::int64_t>((2 * kZone + 256) * sizeof(int)));
+  EXPECT_EQ(sum->current.place, "race.cu:16") << sum->message("");
+  EXPECT_EQ(sum->previous.place, "race.cu:16") << sum->message("");
   // Thread 0 of two different blocks.
-  EXPECT_NE(sum->current.thread.find("thread (0,0,0)"), std::string::npos) << sum->message();
-  EXPECT_NE(sum->current.thread, sum->previous.thread) << sum->message();
-  EXPECT_NE(sum->message().find("with no barrier or atomic between them"), std::string::npos);
+  EXPECT_EQ(sum->current.thread, "thread (0,0,0)") << sum->message("");
+  EXPECT_EQ(sum->previous.thread, "thread (0,0,0)") << sum->message("");
+  EXPECT_NE(sum->current.block, sum->previous.block) << sum->message("");
 
-  for (int right : {2, 3}) {
-    const ChildRun r = run_race_child(so, right, runtime);
+  for (int right : {2, 3, 4}) {
+    const ChildRun r = run_checked_child(so, right);
     EXPECT_EQ(r.code, 0) << right << "\n" << r.err;
-    EXPECT_NE(r.err.find("launched: ok"), std::string::npos) << r.err;
-    EXPECT_FALSE(parse_race_report(r.err, "race.cu"));
+    EXPECT_NE(r.err.find("launched: ok"), std::string::npos) << right << "\n" << r.err;
+    EXPECT_FALSE(parse_shadow_finding(r.err)) << right;
   }
+
+  const auto before = finding_of(5);
+  ASSERT_TRUE(before);
+  EXPECT_FALSE(before->race);
+  EXPECT_EQ(before->current.kind, "read");
+  EXPECT_EQ(before->offset, static_cast<std::int64_t>((kZone - 1) * sizeof(int)));
+  EXPECT_EQ(before->current.place, "race.cu:50") << before->message("");
+  EXPECT_EQ(before->current.block + " " + before->current.thread,
+            "block (2,0,0) thread (5,0,0)");
+
+  const auto past = finding_of(6);
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->current.kind, "write");
+  EXPECT_EQ(past->offset, static_cast<std::int64_t>((kZone + 256) * sizeof(int)));
+  EXPECT_EQ(past->current.place, "race.cu:53") << past->message("");
 }
 
 } // namespace

@@ -135,6 +135,34 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(v.reason, Reason::crash) << describe(v);
 }
 
+// A read one element past x, multiplied by zero: the uninstrumented build cannot see it (the
+// red zone's bytes make a finite float, the outputs are right); the checked build names the
+// buffer, the distance, the line and the thread.
+TEST(HostCheck, ExactBoundsNamesTheBufferLineAndThreadOfAReadPastAnInput) {
+  const fs::path cand = write_candidate("kjudge_host_past_x.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i] + 0.0f * x[i + 1];
+}
+)cu");
+  CheckOptions o = host_options();
+  o.fail_fast = true;
+  o.race_detection = false;
+  const Verdict unchecked = judge("vector_add", cand, o);
+  EXPECT_NE(unchecked.reason, Reason::crash) << describe(unchecked);
+
+  o.exact_bounds = true;
+  const Verdict v = judge("vector_add", cand, o);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_NE(v.message.find("out-of-bounds read of 4 bytes, 0 bytes past the end of input 'x'"),
+            std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("at kjudge_host_past_x.cu:11 by block ("), std::string::npos)
+      << v.message;
+  EXPECT_NE(v.manifest.case_budget.find("every run checked"), std::string::npos)
+      << v.manifest.case_budget;
+}
+
 // A kernel that tries to create a file never becomes host code: NVRTC (which compiles every
 // candidate first) refuses host functions in JIT mode, so no file appears. (What a kernel could
 // still do natively meets the worker's seccomp filter: tests/unit/host/sandbox_test.cpp.)
