@@ -42,25 +42,35 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
       ->check(CLI::IsMember({"propagate", "ignore", "exempt"}));
   compare->add_option("--json", c.json, "write the JSON report to FILE, or - for stdout");
 
-  auto* check = app->add_subcommand("check", "judge a candidate kernel against a problem");
-  CheckArgs& k = into.check;
-  check->add_option("PROBLEM", k.problem, "a problem folder or problem.toml")->required();
-  check->add_option("--candidate", k.candidate, "the candidate .cu file")->required();
-  check->add_option("--case", k.case_id, "run this case alone (an id of `kjudge cases`)");
-  check->add_flag("--fail-fast", k.fail_fast, "stop at the first failing case");
-  check->add_flag("--redact-hidden", k.redact_hidden, "hidden cases: reason and class only");
-  check->add_option("--secret", k.secret, "secret for hidden shapes drawn from ranges");
-  check->add_option("--against", k.against, "judge bit-exactly against an old kernel");
-  check->add_option("--json", k.json, "write the JSON report to FILE, or - for stdout");
-  check->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
-  check->add_option("--cache", k.cache, "the NVRTC cache folder");
-  check->add_option("--device", k.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
-  check->add_option("--backend", k.backend, "where kernels run: auto (the GPU, else the CPU), cuda, host")
-      ->check(CLI::IsMember({"auto", "cuda", "host"}));
-  check->add_flag("--no-race-detection", k.no_race_detection,
+  // `check` and `bench` judge alike: the same options, bench adds --runs.
+  auto add_judge_options = [](CLI::App* sub, CheckArgs& k) {
+    sub->add_option("PROBLEM", k.problem, "a problem folder or problem.toml")->required();
+    sub->add_option("--candidate", k.candidate, "the candidate .cu file")->required();
+    sub->add_option("--case", k.case_id, "run this case alone (an id of `kjudge cases`)");
+    sub->add_flag("--fail-fast", k.fail_fast, "stop at the first failing case");
+    sub->add_flag("--redact-hidden", k.redact_hidden, "hidden cases: reason and class only");
+    sub->add_option("--secret", k.secret, "secret for hidden shapes drawn from ranges");
+    sub->add_option("--json", k.json, "write the JSON report to FILE, or - for stdout");
+    sub->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
+    sub->add_option("--cache", k.cache, "the NVRTC cache folder");
+    sub->add_option("--device", k.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
+    sub->add_option("--backend", k.backend,
+                    "where kernels run: auto (the GPU, else the CPU), cuda, host")
+        ->check(CLI::IsMember({"auto", "cuda", "host"}));
+    sub->add_flag("--no-race-detection", k.no_race_detection,
                   "host backend: no race screening (faster, races unseen)");
-  check->add_flag("--exact-bounds", k.exact_bounds,
+    sub->add_flag("--exact-bounds", k.exact_bounds,
                   "host backend: every run checked, every out-of-bounds read or write exact");
+  };
+  auto* check = app->add_subcommand("check", "judge a candidate kernel against a problem");
+  add_judge_options(check, into.check);
+  check->add_option("--against", into.check.against, "judge bit-exactly against an old kernel");
+
+  auto* bench = app->add_subcommand("bench", "judge a candidate, then time it against the reference");
+  add_judge_options(bench, into.bench);
+  into.bench.runs = 10;
+  bench->add_option("--runs", into.bench.runs, "timed runs per public case (default 10)")
+      ->check(CLI::PositiveNumber);
   return app;
 }
 

@@ -52,6 +52,7 @@ struct CheckArgs {
   std::string backend = "auto"; // auto | cuda | host
   bool no_race_detection = false;
   bool exact_bounds = false;
+  int runs = 0;          // bench: timed runs per public case (0: check, no timing)
 };
 
 // Everything the parser fills in.
@@ -61,6 +62,7 @@ struct Invocation {
   CasesArgs cases;
   CompareArgs compare;
   CheckArgs check;
+  CheckArgs bench; // runs: 10 unless --runs says (make_app)
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -72,6 +74,7 @@ int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err)
 int run_export(const ExportArgs& args, std::ostream& out, std::ostream& err);
 int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
+// `check`, and `bench` when args.runs > 0.
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 
 // `kjudge --worker --fd N [--device D]`: the candidate worker the oracle of `check` starts. Not

@@ -1,5 +1,6 @@
-// `kjudge check` and the internal `kjudge --worker`: loading the problem and the candidate,
-// the options of kj::check, and the reporters. The judging itself is kj::check's; a candidate
+// `kjudge check`, `kjudge bench` and the internal `kjudge --worker`: loading the problem and the
+// candidate, the options of kj::check (and kj::bench), and the reporters. The judging itself is
+// kj::check's; a candidate
 // whose front-matter does not parse is judged here only in the sense that its SpecError becomes
 // a FAIL(launch_error) verdict (the plan is part of the candidate), while a problem or an
 // argument that is wrong stays exit 2.
@@ -83,7 +84,9 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     verdict.message = e.what();
     verdict.finalize();
   }
-  if (candidate) verdict = check(problem, *candidate, options);
+  if (candidate)
+    verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs})
+                         : check(problem, *candidate, options);
   verdict.manifest.kjudge_version = KJUDGE_VERSION;
 
   const char* env_secret = std::getenv("KJUDGE_SECRET");

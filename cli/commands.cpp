@@ -25,6 +25,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("cases")) return run_cases(in.cases, out, err);
   if (app.got_subcommand("compare")) return run_compare(in.compare, out, err);
   if (app.got_subcommand("check")) return run_check(in.check, out, err);
+  if (app.got_subcommand("bench")) return run_check(in.bench, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 

@@ -67,6 +67,8 @@ public:
   // what went wrong (an exception in a kernel thread, threads of a block at different barriers).
   std::string launch(int index, const unsigned grid[3], const unsigned block[3],
                      unsigned shared_bytes, void** args, unsigned workers) const;
+  // The CPU time of the last launch, summed over the CPU threads that ran its blocks.
+  double last_launch_cpu_ms() const;
 
 private:
   void* handle_ = nullptr;
@@ -74,6 +76,7 @@ private:
   int (*launch_)(int, const unsigned*, const unsigned*, unsigned, void**, unsigned, char*,
                  unsigned long) = nullptr;
   int (*track_)(const void*, unsigned long, const void*, const unsigned long*, unsigned, int) = nullptr;
+  unsigned long long (*cpu_ns_)() = nullptr;
 };
 
 // Rewrite and compile, or find in the cache (the key covers the rewritten text, the compiler's

@@ -39,6 +39,9 @@ struct CheckOptions {
   // Host backend: every run in the checked build, so every out-of-bounds access, read or write,
   // is found exactly (which buffer, how far, which line and thread), and races on every case.
   bool exact_bounds = false;
+  // Bench (host backend): after a public case's two runs pass, this many more runs of the
+  // candidate and of the reference, timed; every timed output is judged too (stale_output).
+  int timed_runs = 0;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID
   std::optional<std::filesystem::path> against;  // --against OLD.cu: exact tier vs an old kernel
@@ -66,6 +69,21 @@ struct CheckOptions {
 // (`self_exe --worker`), with different poisons and red-zone bytes; a crashed or timed-out
 // worker is replaced for the next case.
 Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options);
+
+struct BenchOptions {
+  CheckOptions check;
+  int runs = 10; // timed runs per public case, of the candidate and of the reference
+};
+
+// `kjudge bench` on the host backend: the check (every case, as `check` judges it), then, on
+// each public case, `runs` more runs of the candidate and of the reference, each timed by the
+// CPU time of its launches (summed over the CPU threads that ran blocks) and each candidate
+// run's outputs judged like the first (a failing one is stale_output). The verdict carries the
+// times per case (CaseFinding::timing), runtime_ms and ref_runtime_ms (the sums over the timed
+// cases of the median runs) and timer = "host_cpu": a CPU time, not a GPU time. Only a passing
+// candidate gets a runtime. On the CUDA backend (chosen, or auto with a GPU) the verdict is a
+// SKIP until the GPU timing loop exists.
+Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOptions& options);
 
 // The worker process's main loop on an inherited socket (`kjudge --worker --fd N --device D`);
 // returns the process exit code: 0 when the oracle closed the socket or said "exit", 1 after a

@@ -133,6 +133,20 @@ struct OutputFinding {
   bool pass() const { return reason == Reason::none; }
 };
 
+// A case's timed runs (`kjudge bench`), in milliseconds of the verdict's timer, one value per
+// run, every run's outputs judged like the first run's.
+struct CaseTiming {
+  std::vector<double> candidate_ms, reference_ms;
+};
+
+// Statistics of a case's timed runs: the median, the quartiles (linear interpolation between
+// ranks), the extremes and the number of runs; all 0 for none.
+struct SampleStats {
+  double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;
+  int samples = 0;
+};
+SampleStats sample_stats(std::vector<double> values);
+
 struct CaseFinding {
   std::string case_id;     // <hash8>:<shape-set>:<seed>:<transform>
   std::string case_class;  // "public", "hidden", "perturbed", "special" (for redaction)
@@ -140,6 +154,7 @@ struct CaseFinding {
   Reason reason = Reason::none;
   std::string message;
   std::vector<OutputFinding> outputs;
+  std::optional<CaseTiming> timing;  // timed cases of a bench
   bool pass() const { return reason == Reason::none; }
 };
 
@@ -172,6 +187,9 @@ struct Verdict {
   bool compiled = true;                 // KernelBench field
   std::optional<double> runtime_ms;     // null until bench runs
   std::optional<double> ref_runtime_ms;
+  // What runtime_ms measures: "" (not measured), "host_cpu" (CPU time of the host backend's
+  // launches, summed over the CPU threads that ran blocks: not a GPU time).
+  std::string timer;
 
   // Fill outcome, reason, message and first_failing_case from the cases, in canonical order.
   void finalize();

@@ -5,6 +5,7 @@
 // so every rule about what a verdict means lives here.
 #include "kjudge/verdict.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -122,6 +123,25 @@ int reason_rank(Reason r) {
 
 Reason worse_reason(Reason a, Reason b) {
   return reason_rank(b) < reason_rank(a) ? b : a;
+}
+
+SampleStats sample_stats(std::vector<double> values) {
+  SampleStats s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    const double rank = q * static_cast<double>(values.size() - 1);
+    const auto below = static_cast<std::size_t>(rank);
+    const std::size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] + (rank - static_cast<double>(below)) * (values[above] - values[below]);
+  };
+  s.median = at(0.5);
+  s.q1 = at(0.25);
+  s.q3 = at(0.75);
+  s.min = values.front();
+  s.max = values.back();
+  s.samples = static_cast<int>(values.size());
+  return s;
 }
 
 void Verdict::finalize() {

@@ -73,6 +73,8 @@ struct Gathered {
   std::vector<HostTensor> golden, reference, old_outputs;
   bool nan_in_inputs = false, extreme_in_inputs = false;
   std::vector<RunOutcome> done; // the runs that ran (one or two)
+  std::vector<RunOutcome> timed; // bench: the timed runs after them
+  std::vector<double> reference_ms; // bench: the reference's timed runs
 };
 
 struct Assessed {
@@ -98,6 +100,7 @@ struct RunSide {
   KernelUnderTest* against = nullptr;
   bool rerun = true;
   const std::set<const Case*>* screened = nullptr; // host: cases the race build runs first
+  int timed_runs = 0; // bench: this many more runs of each public case that passed its own
 
   Gathered gather(const Case& c);
 };
@@ -160,6 +163,22 @@ Gathered RunSide::gather(const Case& c) {
     // higher, and the case already fails).
     if (f.reason != Reason::none) break;
   }
+  // Timed runs: indistinguishable from the first two to the kernel (the same inputs, the same
+  // two poisons in turn), every one's outputs judged by assess.
+  const bool timed = timed_runs > 0 && f.reason == Reason::none && c.case_class() == "public";
+  for (int run = 0; timed && run < timed_runs; ++run) {
+    RunOutcome r = candidate.timed_run(c, data, run % 2);
+    if (r.reason != Reason::none) {
+      f.reason = r.reason;
+      f.message = fmt::format("timed run {} of {}: {}", run + 1, timed_runs, r.message);
+      if (did_not_run(r) && (r.reason == Reason::internal || !candidate.restartable()))
+        g.stop = true;
+      g.timed.clear();
+      break;
+    }
+    g.timed.push_back(std::move(r));
+  }
+  if (timed) g.reference_ms = data.reference_cpu_ms;
   if (!g.done.empty()) {
     g.golden = std::move(data.golden);
     g.reference = std::move(data.reference);
@@ -175,7 +194,31 @@ struct HostSide {
   bool against = false;
 
   Assessed assess(Gathered g) const;
+  void assess_timed(const Gathered& g, CaseFinding& f) const;
+  // What output `o`'s comparison takes: `actual` against the golden and reference (or the
+  // --against kernel's output, bit-exactly).
+  CompareInputs compare_inputs(const Gathered& g, std::size_t o, const HostTensor& actual) const;
 };
+
+CompareInputs HostSide::compare_inputs(const Gathered& g, std::size_t o,
+                                       const HostTensor& actual) const {
+  CompareInputs in;
+  in.spec = &problem.outputs[o];
+  in.actual = &actual;
+  if (against) {
+    in.reference = &g.old_outputs[o];
+    in.tier = Tier::exact;
+  } else {
+    in.golden = &g.golden[o];
+    in.reference = &g.reference[o];
+    in.tier = problem.tier;
+  }
+  in.nan = problem.nan;
+  in.signed_zero_strict = problem.signed_zero_strict;
+  in.nan_in_inputs = g.nan_in_inputs;
+  in.extreme_in_inputs = g.extreme_in_inputs;
+  return in;
+}
 
 Assessed HostSide::assess(Gathered g) const {
   Assessed result{std::move(g.finding), g.stop};
@@ -199,21 +242,7 @@ Assessed HostSide::assess(Gathered g) const {
           continue;
         }
       }
-      CompareInputs in;
-      in.spec = &spec;
-      in.actual = &a;
-      if (against) {
-        in.reference = &g.old_outputs[o];
-        in.tier = Tier::exact;
-      } else {
-        in.golden = &g.golden[o];
-        in.reference = &g.reference[o];
-        in.tier = problem.tier;
-      }
-      in.nan = problem.nan;
-      in.signed_zero_strict = problem.signed_zero_strict;
-      in.nan_in_inputs = g.nan_in_inputs;
-      in.extreme_in_inputs = g.extreme_in_inputs;
+      CompareInputs in = compare_inputs(g, o, a);
       OutputFinding judged = compare_output(in);
       if (b) {
         const Differences d = find_differences(a, *b);
@@ -237,7 +266,32 @@ Assessed HostSide::assess(Gathered g) const {
     result.stop = true;
   }
   settle(f);
+  if (f.pass() && !g.timed.empty()) assess_timed(g, f);
   return result;
+}
+
+// Bench: every timed run's outputs judged like the first run's (a kernel that answers right
+// only while it is watched, or replays an earlier answer, fails `stale_output`), then its times.
+void HostSide::assess_timed(const Gathered& g, CaseFinding& f) const {
+  const int runs = static_cast<int>(g.timed.size());
+  for (int k = 0; k < runs; ++k) {
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      const OutputFinding judged = compare_output(compare_inputs(g, o, g.timed[k].outputs[o]));
+      if (!judged.pass()) {
+        f.reason = Reason::stale_output;
+        f.message = fmt::format("timed run {} of {}: output '{}': {} ({}, where the first runs "
+                                "passed)",
+                                k + 1, runs, problem.outputs[o].name, judged.message,
+                                reason_name(judged.reason));
+        return;
+      }
+    }
+  }
+  CaseTiming t;
+  for (const RunOutcome& r : g.timed)
+    t.candidate_ms.push_back(r.cpu_ms);
+  t.reference_ms = g.reference_ms;
+  f.timing = std::move(t);
 }
 
 // The elements of all outputs of the largest case, for sizing the comparison threads.
@@ -425,6 +479,10 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     std::unique_ptr<CudaContext> context;
     std::unique_ptr<CaseOracle> oracle;
     std::function<std::unique_ptr<KernelUnderTest>(std::string, const Candidate&)> make_runner;
+    if (backend == Backend::cuda && options.timed_runs > 0)
+      return fail_early(Reason::internal,
+                        "timed runs on the GPU need kjudge bench's CUDA timing loop, which is not "
+                        "built yet: time on the host backend (--backend host) for CPU time");
     if (backend == Backend::cuda) {
       ro.in_process = defence_disabled("isolation");
       context = std::make_unique<CudaContext>(options.device);
@@ -473,7 +531,10 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       nvrtc.kjudge_include = include;
       nvrtc.cache_dir = options.cache_dir;
       try {
-        oracle = std::make_unique<HostOracle>(problem, nvrtc, host, !options.against.has_value());
+        auto host_oracle =
+            std::make_unique<HostOracle>(problem, nvrtc, host, !options.against.has_value());
+        host_oracle->time_reference(options.timed_runs);
+        oracle = std::move(host_oracle);
       } catch (const UnsupportedOnHost& e) {
         return skip(fmt::format("the reference: {}", e.what()));
       }
@@ -546,6 +607,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                             [&](const Case* c) { return screened.contains(c); });
     }
     running.screened = &screened;
+    running.timed_runs = options.timed_runs;
     for (const Case* c : cases) {
       if (halted) break;
       Gathered g = running.gather(*c);

@@ -64,7 +64,8 @@ std::optional<std::string> unsupported_launch(const std::vector<LaunchSpec>& lau
 
 std::string launch_on_host(const HostModule& module, const std::map<std::string, int>& index,
                            const std::vector<LaunchRequest>& launches,
-                           const std::map<std::string, void*>& pointers) {
+                           const std::map<std::string, void*>& pointers, double* cpu_ms) {
+  if (cpu_ms) *cpu_ms = 0;
   for (const LaunchRequest& l : launches) {
     const auto k = index.find(l.lowered);
     if (k == index.end()) return fmt::format("{}: kernel '{}' is not loaded", l.label, l.lowered);
@@ -89,6 +90,7 @@ std::string launch_on_host(const HostModule& module, const std::map<std::string,
     const std::string failed = module.launch(k->second, l.dims.grid.data(), l.dims.block.data(),
                                              l.dims.shared_bytes, params.data(), cpu_threads());
     if (!failed.empty()) return fmt::format("{}: {}", l.label, failed);
+    if (cpu_ms) *cpu_ms += module.last_launch_cpu_ms();
   }
   return {};
 }
@@ -142,7 +144,7 @@ HostOracle::HostOracle(const Problem& problem, const CompileOptions& nvrtc,
 HostOracle::~HostOracle() = default;
 
 void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module, CaseData& data,
-                         bool golden, const std::string& case_id) const {
+                         bool golden, const std::string& case_id, int timed_runs) const {
   const std::string role = golden ? "golden" : "reference";
   const std::size_t n_in = problem_.inputs.size(), n_out = problem_.outputs.size();
   std::vector<LaunchRequest> launches;
@@ -167,7 +169,7 @@ void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module
   for (std::size_t o = 0; o < n_out; ++o)
     outputs.emplace_back(dtype_of(o), data.output_shapes[o]);
 
-  auto run = [&](int poison_run) {
+  auto run = [&](int poison_run) { // the launches' CPU time
     std::map<std::string, void*> pointers;
     for (std::size_t i = 0; i < n_in; ++i)
       pointers[problem_.inputs[i].name] = inputs[i].bytes().data();
@@ -179,9 +181,12 @@ void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module
         fill_pattern(t.bytes(), poison_pattern(poison_run, dtype_of(o)));
       pointers[problem_.outputs[o].name] = t.bytes().data();
     }
-    const std::string failed = launch_on_host(*module.module, module.index, launches, pointers);
+    double cpu_ms = 0;
+    const std::string failed =
+        launch_on_host(*module.module, module.index, launches, pointers, &cpu_ms);
     if (!failed.empty())
       throw SpecError({}, fmt::format("case {}: the {} fails at {}", case_id, role, failed));
+    return cpu_ms;
   };
 
   const auto start = std::chrono::steady_clock::now();
@@ -194,6 +199,10 @@ void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module
       throw SpecError({}, fmt::format("case {}: the {} writes its input '{}' ({} bytes changed)",
                                       case_id, role, problem_.inputs[i].name, changed));
   }
+
+  std::vector<double> timed;
+  for (int k = 0; k < timed_runs; ++k)
+    timed.push_back(run(0));
 
   // A copy of the first run's outputs: a second run refills `outputs` in place.
   outputs = settle_reference_outputs(problem_, role, case_id, data.output_shapes, golden, outputs,
@@ -209,6 +218,7 @@ void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module
   } else {
     data.reference = std::move(outputs);
     data.reference_s = seconds;
+    data.reference_cpu_ms = std::move(timed);
   }
 }
 
@@ -221,8 +231,9 @@ CaseData HostOracle::prepare(const Case& c) {
                                               c.transform, special, problem_.dir));
   }
   if (need_golden_)
-    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id);
-  produce(reference_, *reference_module_, data, false, c.id);
+    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id, 0);
+  produce(reference_, *reference_module_, data, false, c.id,
+          c.case_class() == "public" ? timed_runs_ : 0);
   return data;
 }
 

@@ -41,15 +41,19 @@ public:
   ~HostOracle() override;
 
   CaseData prepare(const Case& c) override;
+  // `kjudge bench`: on public cases, run the reference this many more times, timed
+  // (CaseData::reference_cpu_ms).
+  void time_reference(int runs) { timed_runs_ = runs; }
 
 private:
   void produce(const CompiledPlan& plan, const HostBuiltModule& module, CaseData& data,
-               bool golden, const std::string& case_id) const;
+               bool golden, const std::string& case_id, int timed_runs) const;
 
   const Problem& problem_;
   std::unique_ptr<HostBuiltModule> reference_module_, golden_module_;
   CompiledPlan reference_, golden_;
   bool need_golden_;
+  int timed_runs_ = 0;
 };
 
 // The lowered name -> kernel index map and the plan kernels of NVRTC's symbols for a module
@@ -63,9 +67,9 @@ void read_symbols(const std::vector<KernelSymbol>& symbols, std::string_view sou
 std::optional<std::string> unsupported_launch(const std::vector<LaunchSpec>& launches);
 
 // Run marshalled launches on a host module with the given buffers (name -> address). Returns
-// "" or what failed, with the launch's label.
+// "" or what failed, with the launch's label; `cpu_ms` (when given) gets the launches' CPU time.
 std::string launch_on_host(const HostModule& module, const std::map<std::string, int>& index,
                            const std::vector<LaunchRequest>& launches,
-                           const std::map<std::string, void*>& pointers);
+                           const std::map<std::string, void*>& pointers, double* cpu_ms = nullptr);
 
 } // namespace kj::judge

@@ -216,10 +216,19 @@ bool HostKernelRunner::finding_in_log(const Worker& w, const RunRequest& request
 }
 
 RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_index) {
-  RunOutcome out;
   const bool checked = options_.exact_bounds ||
                        (run_index == 0 && data.race_screen && options_.race_detection);
-  Worker& w = checked ? checked_ : plain_;
+  return run_in(checked ? checked_ : plain_, c, data, run_index);
+}
+
+RunOutcome HostKernelRunner::timed_run(const Case& c, const CaseData& data, int run_index) {
+  return run_in(plain_, c, data, run_index); // a time of the kernel, not of the checks
+}
+
+RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& data,
+                                    int run_index) {
+  RunOutcome out;
+  const bool checked = w.checked;
   if (!w.link || !w.link->alive()) {
     if (auto failed = spawn_and_load(w)) {
       out.reason = Reason::internal;
@@ -281,6 +290,8 @@ RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_in
     return failed;
   }
 
+  out.cpu_ms = reply.message.value("cpu_ms", 0.0);
+  out.wall_ms = reply.message.value("elapsed_ms", 0.0);
   for (std::size_t k = 0; k < request.buffers.size(); ++k) {
     const BufferRequest& b = request.buffers[k];
     const std::byte* base = arena_ + b.arena_offset;

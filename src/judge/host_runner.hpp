@@ -30,6 +30,7 @@ public:
 
   std::optional<StartFailure> start() override;
   RunOutcome run(const Case& c, const CaseData& data, int run_index) override;
+  RunOutcome timed_run(const Case& c, const CaseData& data, int run_index) override;
   bool restartable() const override { return true; }
 
   // How many cases (the smallest) have their first run in the race-detecting worker.
@@ -44,6 +45,7 @@ private:
     int log_fd = -1; // its stderr
   };
   std::optional<StartFailure> spawn_and_load(Worker& w);
+  RunOutcome run_in(Worker& w, const Case& c, const CaseData& data, int run_index);
   bool map_arena(std::uint64_t bytes);
   // The checked build's finding in the dead worker's stderr, as the run's failure; false when
   // there is none.

@@ -70,11 +70,13 @@ public:
       if (!failed.empty()) return error_json("internal", "checked build: " + failed);
     }
     const auto start = std::chrono::steady_clock::now();
-    const std::string failed = launch_on_host(*module_, index_, request.launches, pointers);
+    double cpu_ms = 0;
+    const std::string failed =
+        launch_on_host(*module_, index_, request.launches, pointers, &cpu_ms);
     if (!failed.empty()) return error_json("crash", failed);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return {{"ok", true}, {"elapsed_ms", ms}};
+    return {{"ok", true}, {"elapsed_ms", ms}, {"cpu_ms", cpu_ms}};
   }
 
 private:

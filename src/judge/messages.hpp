@@ -21,8 +21,9 @@
 //
 // The host worker (`kjudge --worker --host`) takes the same "run" with each buffer's
 // "arena_offset" in the shared arena it was started with and the arena's "arena_bytes"; its
-// reply is {"ok": true, "elapsed_ms"}: the oracle reads the arena itself. Its "load" is
-//   {"op": "load", "shared_object", "lowered": [...]} -> {"ok": true, "kernels": N}
+// reply is {"ok": true, "elapsed_ms", "cpu_ms"} (wall time, and CPU time over the launches'
+// threads): the oracle reads the arena itself. Its "load" is
+//   {"op": "load", "shared_object", "lowered": [...], "check_races"} -> {"ok": true, "kernels": N}
 #pragma once
 
 #include <cstdint>

@@ -34,6 +34,7 @@ struct CaseData {
   std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
   std::vector<HostTensor> reference; // per output, in its dtype
   double reference_s = 0;            // wall time of the reference's launches
+  std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   bool nan_in_inputs = false;        // a NaN special-value case
   bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
   bool race_screen = false;          // host backend: run 1 goes to the race-detecting build

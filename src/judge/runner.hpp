@@ -61,6 +61,8 @@ struct RunOutcome {
   std::vector<HostTensor> outputs;          // per problem output, when it ran
   std::vector<bool> poisoned;               // per output: filled with run's poison
   double deadline_s = 0;
+  // Host backend: the launches' CPU time (summed over the worker's CPU threads) and wall time.
+  double cpu_ms = 0, wall_ms = 0;
 };
 
 // An untrusted kernel as the check drives it, on either backend.
@@ -71,6 +73,11 @@ public:
   virtual std::optional<StartFailure> start() = 0;
   // Run case `c` (run index 0 or 1 picks the poison and the red zones' byte).
   virtual RunOutcome run(const Case& c, const CaseData& data, int run_index) = 0;
+  // A timed run (bench): the same as run, in the build that is timed (never the host
+  // backend's checked build, whose time is the checks').
+  virtual RunOutcome timed_run(const Case& c, const CaseData& data, int run_index) {
+    return run(c, data, run_index);
+  }
   // Whether a worker lost to a crash can be replaced.
   virtual bool restartable() const = 0;
 };

@@ -182,9 +182,23 @@ public:
       out_ << "replay: " << v.replay_command << '\n';
     if (v.outcome != Outcome::pass && v.cases_total > 0)
       out_ << fmt::format("{}/{} cases passed\n", v.cases_passed, v.cases_total);
+    for (const CaseFinding& c : v.cases) {
+      if (!c.timing || is_redacted(c, options_)) continue;
+      const SampleStats cand = sample_stats(c.timing->candidate_ms);
+      const SampleStats ref = sample_stats(c.timing->reference_ms);
+      out_ << fmt::format("timed {}: {} ms (IQR {}-{}, {} runs), reference {} ms", c.case_id,
+                          num(cand.median), num(cand.q1), num(cand.q3), cand.samples,
+                          num(ref.median));
+      if (cand.median > 0) out_ << fmt::format(", speedup {}x", num(ref.median / cand.median));
+      out_ << '\n';
+    }
     if (v.runtime_ms) {
       out_ << fmt::format("runtime {} ms", num(*v.runtime_ms));
       if (v.ref_runtime_ms) out_ << fmt::format(" (reference {} ms)", num(*v.ref_runtime_ms));
+      if (v.ref_runtime_ms && *v.runtime_ms > 0)
+        out_ << fmt::format(", speedup {}x", num(*v.ref_runtime_ms / *v.runtime_ms));
+      if (v.timer == "host_cpu")
+        out_ << ": CPU time of the launches on the host backend, not a GPU time";
       out_ << '\n';
     }
     for (const auto& s : v.skips)

@@ -146,6 +146,12 @@ json to_json(const OutputFinding& f) {
           {"log_error_ratio", json_number(f.log_error_ratio)}};
 }
 
+json to_json(const SampleStats& s) {
+  return {{"median_ms", json_number(s.median)}, {"q1_ms", json_number(s.q1)},
+          {"q3_ms", json_number(s.q3)},         {"min_ms", json_number(s.min)},
+          {"max_ms", json_number(s.max)},       {"samples", s.samples}};
+}
+
 json to_json(const CaseFinding& c, const ReportOptions& options) {
   const Outcome outcome = reason_outcome(c.reason);
   // A generator may read this report: a hidden case tells it only that a hidden case of some
@@ -159,6 +165,16 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
   json outputs = json::array();
   for (const auto& o : c.outputs)
     outputs.push_back(to_json(o));
+  json timing = nullptr;
+  if (c.timing) {
+    const SampleStats cand = sample_stats(c.timing->candidate_ms);
+    const SampleStats ref = sample_stats(c.timing->reference_ms);
+    timing = {{"candidate", to_json(cand)},
+              {"reference", to_json(ref)},
+              {"speedup", cand.median > 0 ? json_number(ref.median / cand.median) : json(nullptr)},
+              {"candidate_ms", c.timing->candidate_ms},
+              {"reference_ms", c.timing->reference_ms}};
+  }
   return {{"id", c.case_id},
           {"class", c.case_class},
           {"hidden", c.hidden},
@@ -166,7 +182,8 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
           {"outcome", outcome_name(outcome)},
           {"reason", reason_name(c.reason)},
           {"message", c.message},
-          {"outputs", std::move(outputs)}};
+          {"outputs", std::move(outputs)},
+          {"timing", std::move(timing)}};
 }
 
 json to_json(const Verdict& v, const ReportOptions& options) {
@@ -228,12 +245,15 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"correctness", correct},
       {"runtime", optional_number(v.runtime_ms)},
       {"ref_runtime", optional_number(v.ref_runtime_ms)},
+      // What runtime measures ("host_cpu": CPU time on the host backend, not a GPU time).
+      {"timer", v.timer.empty() ? json(nullptr) : json(v.timer)},
       {"metadata",
        {{"reason", reason_name(v.reason)},
         {"message", message},
         {"hardware", v.manifest.gpu},
         {"backend", v.manifest.backend},
-        {"trust", v.manifest.trust}}},
+        {"trust", v.manifest.trust},
+        {"timer", v.timer}}},
       {"log_error_ratio", std::move(ratio_json)},
       // An ERROR is the problem's or kjudge's fault: such a sample is dropped, never scored.
       {"reward",

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -648,6 +649,17 @@ void begin_launch(const unsigned grid[3], const unsigned block[3]);
 void map_shared(Block& b);
 } // namespace shadow
 
+// The CPU time the calling thread has used, in nanoseconds.
+inline unsigned long long thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<unsigned long long>(t.tv_sec) * 1000000000ull +
+         static_cast<unsigned long long>(t.tv_nsec);
+}
+// The CPU time of the last launch: the sum over the CPU threads that ran its blocks (what
+// `kjudge bench` reports on the host backend; wall time would depend on the machine's load).
+inline unsigned long long last_launch_cpu_ns = 0;
+
 // Runs the grid: blocks in order, spread over `workers` CPU threads (each takes the next block).
 // The checked build uses one: its shadow memory is then one thread's, and what it finds does
 // not depend on how the blocks happened to interleave.
@@ -662,7 +674,14 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
   workers = 1;
   shadow::begin_launch(grid, block);
 #endif
+  std::atomic<unsigned long long> cpu_ns{0};
   auto work = [&] {
+    const unsigned long long started = thread_cpu_ns();
+    struct AddCpuTime { // on every way out
+      std::atomic<unsigned long long>& total;
+      unsigned long long started;
+      ~AddCpuTime() { total += thread_cpu_ns() - started; }
+    } add_cpu_time{cpu_ns, started};
     Block b;
     b.block_dim = dim3(block[0], block[1], block[2]);
     b.grid_dim = dim3(grid[0], grid[1], grid[2]);
@@ -700,6 +719,7 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
     for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
     for (auto& t : pool) t.join();
   }
+  last_launch_cpu_ns = cpu_ns.load();
   if (failure) std::rethrow_exception(failure);
 }
 

@@ -84,7 +84,8 @@ HostModule::HostModule(const fs::path& shared_object) {
   count_ = reinterpret_cast<int (*)()>(::dlsym(handle_, "kj_host_kernel_count"));
   launch_ = reinterpret_cast<decltype(launch_)>(::dlsym(handle_, "kj_host_launch"));
   track_ = reinterpret_cast<decltype(track_)>(::dlsym(handle_, "kj_host_track"));
-  if (!count_ || !launch_) {
+  cpu_ns_ = reinterpret_cast<decltype(cpu_ns_)>(::dlsym(handle_, "kj_host_last_launch_cpu_ns"));
+  if (!count_ || !launch_ || !cpu_ns_) {
     ::dlclose(handle_);
     handle_ = nullptr;
     throw CompileError(fmt::format("{} has no kjudge entry points", shared_object.string()), "");
@@ -96,6 +97,8 @@ HostModule::~HostModule() {
 }
 
 int HostModule::kernel_count() const { return count_(); }
+
+double HostModule::last_launch_cpu_ms() const { return static_cast<double>(cpu_ns_()) / 1e6; }
 
 std::string HostModule::launch(int index, const unsigned grid[3], const unsigned block[3],
                                unsigned shared_bytes, void** args, unsigned workers) const {

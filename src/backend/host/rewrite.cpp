@@ -182,6 +182,8 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
   for (std::size_t k = 0; k < expressions.size(); ++k)
     out += fmt::format("static void kj_entry_{}(void** a) {{ ::kjh::invoke(&{}, a); }}\n", k,
                        expressions[k]);
+  out += "extern \"C\" unsigned long long kj_host_last_launch_cpu_ns() { return "
+         "::kjh::last_launch_cpu_ns; }\n";
   out += "extern \"C\" int kj_host_kernel_count() { return " + std::to_string(expressions.size()) +
          "; }\n";
   out += "static const ::kjh::Entry kj_entries[] = {";

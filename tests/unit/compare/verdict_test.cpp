@@ -269,5 +269,23 @@ TEST(Verdict, FinalizeIsIdempotent) {
   EXPECT_EQ(v.cases_total, 3);
 }
 
+// A bench's statistics: quartiles by linear interpolation between ranks, whatever the order the
+// runs came in; nothing for no runs.
+TEST(SampleStats, MedianQuartilesAndExtremes) {
+  const SampleStats s = sample_stats({5, 1, 4, 2, 3});
+  EXPECT_EQ(s.median, 3);
+  EXPECT_EQ(s.q1, 2);
+  EXPECT_EQ(s.q3, 4);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 5);
+  EXPECT_EQ(s.samples, 5);
+  const SampleStats even = sample_stats({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(even.median, 2.5);
+  EXPECT_DOUBLE_EQ(even.q1, 1.75);
+  EXPECT_DOUBLE_EQ(even.q3, 3.25);
+  EXPECT_EQ(sample_stats({}).samples, 0);
+  EXPECT_EQ(sample_stats({7}).median, 7);
+}
+
 } // namespace
 } // namespace kj

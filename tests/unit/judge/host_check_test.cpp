@@ -1,15 +1,19 @@
 // kj::check on the host backend (no GPU needed, so it runs in CI): a correct kernel passes with
 // trust "host" and its case budget stated; a missing barrier is `nondeterministic` with the
 // racing line; a construct the CPU cannot run is a SKIP naming it; a read past every buffer
-// crashes on the arena's guard; host shapes replace the public and hidden ones. The
-// whole suite's expectations on this backend are data, run by tools/expect (ctest's
+// crashes on the arena's guard, and --exact-bounds names a read one element past an input;
+// host shapes replace the public and hidden ones. `kjudge bench` times public cases in CPU
+// time, says so, and fails a kernel whose timed outputs go stale. The whole suite's expectations on this backend are data, run by tools/expect (ctest's
 // Expectations.HostBackend).
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "kjudge/judge.hpp"
+#include "kjudge/report.hpp"
 #include "kjudge/spec.hpp"
 
 namespace {
@@ -161,6 +165,96 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
       << v.message;
   EXPECT_NE(v.manifest.case_budget.find("every run checked"), std::string::npos)
       << v.manifest.case_budget;
+}
+
+// ---- kjudge bench on the host backend ----------------------------------------------------------
+
+TEST(HostBench, TimesEveryPublicCaseInCpuTimeAndSaysSo) {
+  const fs::path dir = problems() / "vector_add";
+  const Problem p = load_problem(dir);
+  const Candidate c = load_candidate(dir / "solutions/basic.cu", p);
+  BenchOptions o{host_options(), 3};
+  const Verdict v = bench(p, c, o);
+  ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+  EXPECT_EQ(v.timer, "host_cpu");
+  ASSERT_TRUE(v.runtime_ms && v.ref_runtime_ms);
+  EXPECT_GT(*v.runtime_ms, 0);
+  EXPECT_GT(*v.ref_runtime_ms, 0);
+  int timed = 0;
+  for (const CaseFinding& f : v.cases) {
+    EXPECT_EQ(f.timing.has_value(), f.case_class == "public") << f.case_id;
+    if (!f.timing) continue;
+    ++timed;
+    EXPECT_EQ(f.timing->candidate_ms.size(), 3u);
+    EXPECT_EQ(f.timing->reference_ms.size(), 3u);
+    for (double ms : f.timing->candidate_ms) EXPECT_GT(ms, 0);
+  }
+  EXPECT_GT(timed, 0);
+
+  // The JSON and the console say what the time is.
+  std::ostringstream json_text, console;
+  make_json_reporter(json_text)->report(v);
+  make_console_reporter(console)->report(v);
+  const auto j = nlohmann::json::parse(json_text.str());
+  EXPECT_EQ(j.at("timer"), "host_cpu");
+  EXPECT_TRUE(j.at("runtime").is_number());
+  bool case_timing = false;
+  for (const auto& jc : j.at("cases"))
+    if (!jc.at("timing").is_null()) {
+      case_timing = true;
+      EXPECT_EQ(jc.at("timing").at("candidate").at("samples"), 3);
+      EXPECT_TRUE(jc.at("timing").at("speedup").is_number());
+    }
+  EXPECT_TRUE(case_timing);
+  EXPECT_NE(console.str().find("CPU time of the launches on the host backend, not a GPU time"),
+            std::string::npos)
+      << console.str();
+}
+
+// A kernel that answers right twice per input (a check's two runs) and then replays: it skips
+// the work when its worker has seen these inputs twice (a hash of x, y and N), leaving the
+// poison. The check cannot see it;
+// the bench judges every timed output.
+TEST(HostBench, AnOutputRightOnlyWhileWatchedIsStale) {
+  const fs::path cand = fs::temp_directory_path() / "kjudge_host_replay.cu";
+  std::ofstream(cand) << R"cu(/* kjudge
+[[launch]]
+kernel = "vector_add"
+grid = [1]
+block = [256]
+args = ["x", "y", "z", "N"]
+*/
+__device__ unsigned seen_key;
+__device__ int seen_calls;
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  unsigned key = (unsigned)N;
+  for (int i = 0; i < N; ++i) key = key * 31u + __float_as_uint(x[i]) + 7u * __float_as_uint(y[i]);
+  const bool replay = key == seen_key && seen_calls >= 2;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (key != seen_key) { seen_key = key; seen_calls = 0; }
+    ++seen_calls;
+  }
+  if (replay) return;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) z[i] = x[i] + y[i];
+}
+)cu";
+  const Problem p = load_problem(problems() / "vector_add");
+  const Candidate c = load_candidate(cand, p);
+  CheckOptions o = host_options();
+  // One case: across cases, special values can make two cases' inputs identical (all -inf, and
+  // x*3 of it), which a check's later case already catches as unwritten.
+  o.only_case = p.hash.substr(0, 8) + ":public0:0:id";
+  const Verdict checked = check(p, c, o);
+  EXPECT_EQ(checked.outcome, Outcome::pass) << describe(checked);
+
+  const Verdict v = bench(p, c, BenchOptions{o, 3});
+  EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
+  // Which timed run replays first depends on how many runs the worker has seen these inputs
+  // in (the race-screened first run goes to another worker).
+  EXPECT_EQ(v.message.rfind("timed run ", 0), 0u) << v.message;
+  EXPECT_NE(v.message.find(" of 3: output 'z'"), std::string::npos) << v.message;
+  EXPECT_FALSE(v.runtime_ms);
 }
 
 // A kernel that tries to create a file never becomes host code: NVRTC (which compiles every
