@@ -69,6 +69,14 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   auto* bench = app->add_subcommand("bench", "judge a candidate, then time it against the reference");
   add_judge_options(bench, into.bench);
   into.bench.runs = 10;
+
+  auto* serve = app->add_subcommand("serve", "judge requests read as JSON Lines, one answer a line");
+  serve->add_option("--backend", into.serve.backend,
+                    "where kernels run unless a request says: auto, cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  serve->add_option("--cache", into.serve.cache, "the NVRTC cache folder");
+  serve->add_option("--device", into.serve.device, "the CUDA device ordinal")
+      ->check(CLI::NonNegativeNumber);
   bench->add_option("--runs", into.bench.runs, "timed runs per public case (default 10)")
       ->check(CLI::PositiveNumber);
   return app;

@@ -55,6 +55,12 @@ struct CheckArgs {
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
 };
 
+struct ServeArgs {
+  std::string backend = "auto"; // what a request that names none gets
+  std::string cache;            // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
+  int device = 0;
+};
+
 // Everything the parser fills in.
 struct Invocation {
   ValidateArgs validate;
@@ -63,6 +69,7 @@ struct Invocation {
   CompareArgs compare;
   CheckArgs check;
   CheckArgs bench; // runs: 10 unless --runs says (make_app)
+  ServeArgs serve;
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -76,6 +83,8 @@ int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 // `check`, and `bench` when args.runs > 0.
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
+// Requests from `in` (standard input), answers to `out`.
+int run_serve(const ServeArgs& args, std::istream& in, std::ostream& out, std::ostream& err);
 
 // `kjudge --worker --fd N [--device D]`: the candidate worker the oracle of `check` starts. Not
 // a subcommand (it is internal and hidden from --help); `run` hands it these arguments, those

@@ -1,4 +1,4 @@
-// `kjudge check`, `kjudge bench` and the internal `kjudge --worker`: loading the problem and the
+// `kjudge check`, `kjudge bench`, `kjudge serve` and the internal `kjudge --worker`: loading the problem and the
 // candidate, the options of kj::check (and kj::bench), and the reporters. The judging itself is
 // kj::check's; a candidate
 // whose front-matter does not parse is judged here only in the sense that its SpecError becomes
@@ -17,6 +17,7 @@
 #include "app.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/report.hpp"
+#include "kjudge/serve.hpp"
 #include "kjudge/spec.hpp"
 
 namespace kj::cli {
@@ -112,6 +113,15 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   // A check that could not run must not look like a pass (DESIGN.md: SKIP never passes).
   if (verdict.outcome == Outcome::skip) return static_cast<int>(ExitCode::internal);
   return static_cast<int>(verdict.exit_code());
+}
+
+int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostream&) {
+  ServeOptions options;
+  options.defaults.backend = parse_backend(a.backend).value_or(Backend::automatic);
+  options.defaults.device = a.device;
+  options.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
+  options.defaults.self_exe = self_executable();
+  return serve(in, out, std::move(options));
 }
 
 int run_worker(const std::vector<std::string>& args, std::ostream& err) {

@@ -3,6 +3,7 @@
 // anything else is "internal error" and exit 3, never an uncaught exception.
 #include "commands.hpp"
 
+#include <iostream>
 #include <ostream>
 
 #include "app.hpp"
@@ -26,6 +27,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("compare")) return run_compare(in.compare, out, err);
   if (app.got_subcommand("check")) return run_check(in.check, out, err);
   if (app.got_subcommand("bench")) return run_check(in.bench, out, err);
+  if (app.got_subcommand("serve")) return run_serve(in.serve, std::cin, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 

@@ -1,0 +1,55 @@
+// `kjudge serve`: a judge that stays up. It reads requests as JSON Lines (one object per line:
+// which problem, which candidate, by path or as source text, and the options of `check` or
+// `bench`) and answers each with one line: the verdict, as `check --json` writes it, or an
+// error saying what was wrong with the request. Problems are loaded once (again when their
+// problem.toml changes); the compile caches stay warm across requests. The same engine, Judge,
+// is what a Python binding will drive.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kjudge/judge.hpp"
+#include "kjudge/spec.hpp"
+
+namespace kj {
+
+struct ServeOptions {
+  // What a request does not say: backend, device, cache folder, the worker executable, the
+  // include folder, deadlines. Requests may set their own backend, case, fail_fast, runs, ...
+  CheckOptions defaults;
+};
+
+class Judge {
+public:
+  explicit Judge(ServeOptions options);
+  ~Judge();
+  Judge(const Judge&) = delete;
+  Judge& operator=(const Judge&) = delete;
+
+  // One request, its answer: {"id", "verdict"} or {"id", "error": {"kind", "message"}}, where
+  // kind is "bad_request" (not an object, a field missing, of the wrong type or unknown) or
+  // "spec_error" (the problem does not load, the candidate file does not exist). A candidate
+  // whose launch plan does not parse is the candidate's failure: a FAIL(launch_error) verdict.
+  // "id" is the request's own, echoed (null when it had none). Never throws.
+  nlohmann::json handle(const nlohmann::json& request);
+
+private:
+  struct CachedProblem;
+  const Problem& problem(const std::filesystem::path& path);
+
+  ServeOptions options_;
+  std::map<std::string, std::unique_ptr<CachedProblem>> problems_; // by canonical path
+};
+
+// Reads requests from `in` until it ends, answers each on `out` (one line each, flushed, in
+// the order of the requests); a line that is not JSON gets a bad_request answer naming the line.
+// Blank lines are skipped. Returns 0.
+int serve(std::istream& in, std::ostream& out, ServeOptions options);
+
+} // namespace kj

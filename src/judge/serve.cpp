@@ -1,0 +1,160 @@
+// kj::Judge and kj::serve (kjudge/serve.hpp): the request format, its checking (every field
+// known and of its type, so a typo is an answer, not a silently ignored option), the problem
+// cache, and the loop. Judging itself is kj::check's and kj::bench's.
+#include "kjudge/serve.hpp"
+
+#include <istream>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kjudge/error.hpp"
+#include "kjudge/report.hpp"
+
+namespace kj {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// A request that cannot be carried out as written.
+struct BadRequest : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const std::set<std::string>& known_fields() {
+  static const std::set<std::string> fields = {
+      "id",     "op",      "problem",        "candidate",    "source",
+      "name",   "case",    "fail_fast",      "redact_hidden", "runs",
+      "backend", "exact_bounds", "race_detection"};
+  return fields;
+}
+
+template <class T>
+std::optional<T> field(const json& request, const char* name, const char* type) {
+  const auto it = request.find(name);
+  if (it == request.end() || it->is_null()) return std::nullopt;
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw BadRequest(fmt::format("field '{}' must be {}", name, type));
+  }
+}
+
+json error_answer(const json& id, std::string_view kind, const std::string& message) {
+  return {{"id", id}, {"error", {{"kind", kind}, {"message", message}}}};
+}
+
+} // namespace
+
+struct Judge::CachedProblem {
+  fs::file_time_type toml_time;
+  Problem problem;
+};
+
+Judge::Judge(ServeOptions options) : options_(std::move(options)) {}
+Judge::~Judge() = default;
+
+const Problem& Judge::problem(const fs::path& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  const fs::path toml = fs::is_directory(canonical) ? canonical / "problem.toml" : canonical;
+  const fs::file_time_type time = fs::last_write_time(toml, ec);
+  auto& slot = problems_[canonical.string()];
+  if (!slot || slot->toml_time != time)
+    slot = std::make_unique<CachedProblem>(CachedProblem{time, load_problem(path)});
+  return slot->problem;
+}
+
+json Judge::handle(const json& request) {
+  const json id = request.is_object() && request.contains("id") ? request["id"] : json(nullptr);
+  try {
+    if (!request.is_object()) throw BadRequest("a request is a JSON object");
+    for (const auto& [key, value] : request.items())
+      if (!known_fields().contains(key)) throw BadRequest(fmt::format("unknown field '{}'", key));
+    const std::string op = field<std::string>(request, "op", "a string").value_or("check");
+    if (op != "check" && op != "bench")
+      throw BadRequest(fmt::format("op '{}' is neither \"check\" nor \"bench\"", op));
+    const auto problem_path = field<std::string>(request, "problem", "a string");
+    if (!problem_path) throw BadRequest("field 'problem' is missing (a problem folder)");
+    const auto candidate_path = field<std::string>(request, "candidate", "a string");
+    const auto source = field<std::string>(request, "source", "a string");
+    if (candidate_path.has_value() == source.has_value())
+      throw BadRequest("give the candidate as 'candidate' (a path) or as 'source' (its text), "
+                       "one of the two");
+
+    CheckOptions o = options_.defaults;
+    if (const auto b = field<std::string>(request, "backend", "a string")) {
+      const auto backend = parse_backend(*b);
+      if (!backend) throw BadRequest(fmt::format("backend '{}' is not auto, cuda or host", *b));
+      o.backend = *backend;
+    }
+    if (const auto c = field<std::string>(request, "case", "a string")) o.only_case = *c;
+    o.fail_fast = field<bool>(request, "fail_fast", "true or false").value_or(o.fail_fast);
+    o.exact_bounds = field<bool>(request, "exact_bounds", "true or false").value_or(o.exact_bounds);
+    o.race_detection =
+        field<bool>(request, "race_detection", "true or false").value_or(o.race_detection);
+    const int runs = field<int>(request, "runs", "a number").value_or(10);
+    if (runs < 1) throw BadRequest("field 'runs' must be at least 1");
+    ReportOptions report;
+    report.redact_hidden = field<bool>(request, "redact_hidden", "true or false").value_or(false);
+
+    const Problem& p = problem(*problem_path);
+    Verdict v;
+    std::optional<Candidate> candidate;
+    const std::string name = candidate_path
+                                 ? *candidate_path
+                                 : field<std::string>(request, "name", "a string")
+                                       .value_or("candidate.cu");
+    try {
+      if (candidate_path) {
+        std::error_code ec;
+        if (!fs::is_regular_file(*candidate_path, ec))
+          throw BadRequest(fmt::format("candidate '{}': no such file", *candidate_path));
+        candidate = load_candidate(*candidate_path, p);
+      } else {
+        candidate = parse_candidate(*source, name, p);
+      }
+    } catch (const SpecError& e) {
+      // The launch plan is the candidate's own: a broken one is its failure (as in check).
+      v.manifest.problem = p.name;
+      v.manifest.problem_hash = p.hash;
+      v.manifest.candidate = name;
+      v.reason = Reason::launch_error;
+      v.message = e.what();
+      v.finalize();
+    }
+    if (candidate)
+      v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs}) : check(p, *candidate, o);
+    v.manifest.kjudge_version = KJUDGE_VERSION;
+    return {{"id", id}, {"verdict", to_json(v, report)}};
+  } catch (const BadRequest& e) {
+    return error_answer(id, "bad_request", e.what());
+  } catch (const SpecError& e) {
+    return error_answer(id, "spec_error", e.what());
+  } catch (const std::exception& e) {
+    return error_answer(id, "internal", e.what());
+  }
+}
+
+int serve(std::istream& in, std::ostream& out, ServeOptions options) {
+  Judge judge(std::move(options));
+  std::string line;
+  for (long number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json answer;
+    try {
+      answer = judge.handle(json::parse(line));
+    } catch (const json::parse_error& e) {
+      answer = error_answer(nullptr, "bad_request",
+                            fmt::format("line {}: not JSON: {}", number, e.what()));
+    }
+    // Compiler messages in a verdict may hold bytes that are not UTF-8: replaced, not thrown.
+    out << answer.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+  }
+  return 0;
+}
+
+} // namespace kj

@@ -1,0 +1,131 @@
+// kjudge serve (kj::serve, kj::Judge) on the host backend, so it runs in CI: one answer line per
+// request, in order, with the request's id; a candidate by path and one as source text judged as
+// `check` judges them; every malformed request (not JSON, not an object, a field missing, of the
+// wrong type, unknown, both candidate forms, a problem that does not load) answered with its
+// kind and a message, and the stream goes on after it.
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kjudge/serve.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace kj;
+using nlohmann::json;
+
+ServeOptions host_serve_options() {
+  ServeOptions o;
+  o.defaults.backend = Backend::host;
+  o.defaults.self_exe = KJ_KJUDGE_EXE;
+  o.defaults.kjudge_include = fs::path(KJ_SOURCE_DIR) / "include";
+  // The host check tests' cache: content-addressed, so sharing it only saves compiles.
+  o.defaults.cache_dir = fs::temp_directory_path() / "kjudge_host_check_test_cache";
+  o.defaults.fail_fast = true;
+  return o;
+}
+
+std::vector<json> answers_to(const std::string& requests) {
+  std::istringstream in(requests);
+  std::ostringstream out;
+  EXPECT_EQ(serve(in, out, host_serve_options()), 0);
+  std::vector<json> answers;
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);)
+    answers.push_back(json::parse(line)); // every answer is one line of JSON
+  return answers;
+}
+
+std::string problem(const std::string& name) {
+  return (fs::path(KJ_SOURCE_DIR) / "problems" / name).string();
+}
+
+TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
+  const std::string off_by_one =
+      (fs::path(KJ_SOURCE_DIR) / "problems/vector_add/traps/off_by_one.cu").string();
+  const std::string source = R"cu(/* kjudge
+[[launch]]
+kernel = "vector_add"
+grid = ["ceil_div(N, 256)"]
+block = [256]
+args = ["x", "y", "z", "N"]
+*/
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu";
+  std::string requests;
+  requests += json{{"id", 1}, {"problem", problem("vector_add")},
+                   {"candidate", problem("vector_add") + "/solutions/basic.cu"}}.dump() + "\n";
+  requests += "\n"; // blank lines are skipped
+  requests += json{{"id", "trap"}, {"problem", problem("vector_add")}, {"candidate", off_by_one}}
+                  .dump() + "\n";
+  requests += json{{"id", 3}, {"problem", problem("vector_add")}, {"source", source},
+                   {"name", "gen_7.cu"}}.dump() + "\n";
+  const std::vector<json> a = answers_to(requests);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0]["id"], 1);
+  EXPECT_EQ(a[0]["verdict"]["outcome"], "PASS") << a[0].dump();
+  EXPECT_EQ(a[0]["verdict"]["manifest"]["backend"], "host");
+  EXPECT_EQ(a[1]["id"], "trap");
+  EXPECT_EQ(a[1]["verdict"]["reason"], "oob_write") << a[1].dump();
+  EXPECT_EQ(a[2]["id"], 3);
+  EXPECT_EQ(a[2]["verdict"]["outcome"], "PASS") << a[2].dump();
+  EXPECT_EQ(a[2]["verdict"]["manifest"]["candidate"], "gen_7.cu");
+}
+
+TEST(Serve, EveryMalformedRequestIsAnsweredWithItsKindAndTheStreamGoesOn) {
+  const std::string basic = problem("vector_add") + "/solutions/basic.cu";
+  const std::vector<std::string> requests = {
+      "{not json",
+      "[1, 2]",
+      json{{"id", 2}, {"candidate", basic}}.dump(),
+      json{{"id", 3}, {"problem", problem("vector_add")}}.dump(),
+      json{{"id", 4}, {"problem", problem("vector_add")}, {"candidate", basic}, {"source", "x"}}
+          .dump(),
+      json{{"id", 5}, {"problem", problem("vector_add")}, {"candidate", basic}, {"fail_fats", true}}
+          .dump(),
+      json{{"id", 6}, {"problem", problem("vector_add")}, {"candidate", basic}, {"runs", "ten"}}
+          .dump(),
+      json{{"id", 7}, {"problem", problem("vector_add")}, {"candidate", basic}, {"op", "mutate"}}
+          .dump(),
+      json{{"id", 8}, {"problem", problem("no_such_problem")}, {"candidate", basic}}.dump(),
+      json{{"id", 9}, {"problem", problem("vector_add")}, {"candidate", "/nonexistent.cu"}}.dump(),
+      json{{"id", 10}, {"problem", problem("vector_add")}, {"source", "/* kjudge\n[[launch]]\n*/\n"}}
+          .dump(),
+  };
+  std::string text;
+  for (const auto& r : requests) text += r + "\n";
+  const std::vector<json> a = answers_to(text);
+  ASSERT_EQ(a.size(), requests.size());
+  auto kind = [&](std::size_t k) { return a[k]["error"]["kind"].get<std::string>(); };
+  auto message = [&](std::size_t k) { return a[k]["error"]["message"].get<std::string>(); };
+  EXPECT_EQ(kind(0), "bad_request");
+  EXPECT_NE(message(0).find("line 1: not JSON"), std::string::npos) << message(0);
+  EXPECT_TRUE(a[0]["id"].is_null());
+  EXPECT_EQ(kind(1), "bad_request");
+  EXPECT_EQ(kind(2), "bad_request");
+  EXPECT_NE(message(2).find("'problem' is missing"), std::string::npos) << message(2);
+  EXPECT_EQ(a[2]["id"], 2);
+  EXPECT_EQ(kind(3), "bad_request");
+  EXPECT_EQ(kind(4), "bad_request");
+  EXPECT_EQ(kind(5), "bad_request");
+  EXPECT_NE(message(5).find("unknown field 'fail_fats'"), std::string::npos) << message(5);
+  EXPECT_EQ(kind(6), "bad_request");
+  EXPECT_NE(message(6).find("'runs' must be a number"), std::string::npos) << message(6);
+  EXPECT_EQ(kind(7), "bad_request");
+  EXPECT_EQ(kind(8), "spec_error");
+  EXPECT_NE(message(8).find("no_such_problem"), std::string::npos) << message(8);
+  EXPECT_EQ(kind(9), "bad_request");
+  EXPECT_NE(message(9).find("no such file"), std::string::npos) << message(9);
+  // A launch plan that does not parse is the candidate's failure, as in check.
+  EXPECT_EQ(a[10]["verdict"]["reason"], "launch_error") << a[10].dump();
+}
+
+} // namespace
