@@ -4,6 +4,8 @@
 // wrong type, unknown, both candidate forms, a problem that does not load) answered with its
 // kind and a message, and the stream goes on after it.
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,18 +50,11 @@ std::string problem(const std::string& name) {
 TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
   const std::string off_by_one =
       (fs::path(KJ_SOURCE_DIR) / "problems/vector_add/traps/off_by_one.cu").string();
-  const std::string source = R"cu(/* kjudge
-[[launch]]
-kernel = "vector_add"
-grid = ["ceil_div(N, 256)"]
-block = [256]
-args = ["x", "y", "z", "N"]
-*/
-__global__ void vector_add(const float* x, const float* y, float* z, int N) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < N) z[i] = x[i] + y[i];
-}
-)cu";
+  // The same kernel as text, as a generator would send it.
+  std::ifstream basic_file(problem("vector_add") + "/solutions/basic.cu");
+  const std::string source((std::istreambuf_iterator<char>(basic_file)),
+                           std::istreambuf_iterator<char>());
+  ASSERT_FALSE(source.empty());
   std::string requests;
   requests += json{{"id", 1}, {"problem", problem("vector_add")},
                    {"candidate", problem("vector_add") + "/solutions/basic.cu"}}.dump() + "\n";
