@@ -78,7 +78,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   serve->add_option("--device", into.serve.device, "the CUDA device ordinal")
       ->check(CLI::NonNegativeNumber);
   bench->add_option("--runs", into.bench.runs, "timed runs per public case (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   return app;
 }
 

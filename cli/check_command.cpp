@@ -75,15 +75,9 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   try {
     candidate = load_candidate(a.candidate, problem);
   } catch (const SpecError& e) {
-    // The launch plan is the candidate's own: a broken one is its failure, with the message.
-    verdict.manifest.problem = problem.name;
-    verdict.manifest.problem_hash = problem.hash;
-    verdict.manifest.candidate = a.candidate;
+    verdict = unloadable_candidate_verdict(problem, a.candidate, e.what());
     verdict.manifest.backend = a.backend;
     verdict.manifest.trust = a.backend == "host" ? "host" : "device";
-    verdict.reason = Reason::launch_error;
-    verdict.message = e.what();
-    verdict.finalize();
   }
   if (candidate)
     verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs})

@@ -70,6 +70,12 @@ struct CheckOptions {
 // worker is replaced for the next case.
 Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options);
 
+// The verdict of a candidate whose front-matter does not load (the SpecError of load_candidate
+// or parse_candidate): the launch plan is part of the candidate, so a broken one is its failure,
+// FAIL(launch_error) with the message, manifest naming the problem and `candidate`.
+Verdict unloadable_candidate_verdict(const Problem& problem, const std::string& candidate,
+                                     const std::string& message);
+
 struct BenchOptions {
   CheckOptions check;
   int runs = 10; // timed runs per public case, of the candidate and of the reference

@@ -1,4 +1,5 @@
-// kj::bench (kjudge/judge.hpp): `kjudge bench` on the host backend. The timing rides on the
+// kj::bench (kjudge/judge.hpp): `kjudge bench` on the host backend, and the verdict of a candidate
+// that does not load, which check, bench and serve callers share. The timing rides on the
 // check's own path (judge/check.cpp, CheckOptions::timed_runs): the timed runs are made like the
 // two judged runs of a case, in the same worker on the same inputs, and every one's outputs is
 // judged, so a time is only ever a time of right answers. Here: the choice of backend and the
@@ -9,6 +10,18 @@
 #include "kjudge/judge.hpp"
 
 namespace kj {
+
+Verdict unloadable_candidate_verdict(const Problem& problem, const std::string& candidate,
+                                     const std::string& message) {
+  Verdict v;
+  v.manifest.problem = problem.name;
+  v.manifest.problem_hash = problem.hash;
+  v.manifest.candidate = candidate;
+  v.reason = Reason::launch_error;
+  v.message = message;
+  v.finalize();
+  return v;
+}
 
 Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOptions& options) {
   CheckOptions o = options.check;

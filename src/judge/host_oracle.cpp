@@ -169,7 +169,8 @@ void HostOracle::produce(const CompiledPlan& plan, const HostBuiltModule& module
   for (std::size_t o = 0; o < n_out; ++o)
     outputs.emplace_back(dtype_of(o), data.output_shapes[o]);
 
-  auto run = [&](int poison_run) { // the launches' CPU time
+  // One run on fresh poison; returns its launches' CPU time (bench's reference timing).
+  auto run = [&](int poison_run) {
     std::map<std::string, void*> pointers;
     for (std::size_t i = 0; i < n_in; ++i)
       pointers[problem_.inputs[i].name] = inputs[i].bytes().data();

@@ -228,7 +228,6 @@ RunOutcome HostKernelRunner::timed_run(const Case& c, const CaseData& data, int 
 RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& data,
                                     int run_index) {
   RunOutcome out;
-  const bool checked = w.checked;
   if (!w.link || !w.link->alive()) {
     if (auto failed = spawn_and_load(w)) {
       out.reason = Reason::internal;
@@ -241,7 +240,7 @@ RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& da
   if (!plan_run(role_, kernel_, problem_, kernel_.source.launches, per_launch_, context_, data,
                 run_index, options_, request, out))
     return out;
-  if (checked) {
+  if (w.checked) {
     // The checked build: plan_run's deadline, stretched for its slowdown.
     std::uint64_t bytes = 0;
     for (const BufferRequest& b : request.buffers)

@@ -118,13 +118,7 @@ json Judge::handle(const json& request) {
         candidate = parse_candidate(*source, name, p);
       }
     } catch (const SpecError& e) {
-      // The launch plan is the candidate's own: a broken one is its failure (as in check).
-      v.manifest.problem = p.name;
-      v.manifest.problem_hash = p.hash;
-      v.manifest.candidate = name;
-      v.reason = Reason::launch_error;
-      v.message = e.what();
-      v.finalize();
+      v = unloadable_candidate_verdict(p, name, e.what());
     }
     if (candidate)
       v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs}) : check(p, *candidate, o);
