@@ -41,6 +41,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   compare->add_option("--nan", c.nan, "propagate, ignore or exempt")
       ->check(CLI::IsMember({"propagate", "ignore", "exempt"}));
   compare->add_option("--json", c.json, "write the JSON report to FILE, or - for stdout");
+  compare->add_flag("--exact-percentiles", c.exact_percentiles,
+                    "exact error percentiles (a selection) instead of binned ones");
 
   // `check` and `bench` judge alike: the same options, bench adds --runs.
   auto add_judge_options = [](CLI::App* sub, CheckArgs& k) {
@@ -61,6 +63,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                   "host backend: no race screening (faster, races unseen)");
     sub->add_flag("--exact-bounds", k.exact_bounds,
                   "host backend: every run checked, every out-of-bounds read or write exact");
+    sub->add_flag("--exact-percentiles", k.exact_percentiles,
+                  "exact error percentiles (a selection) instead of binned ones");
   };
   auto* check = app->add_subcommand("check", "judge a candidate kernel against a problem");
   add_judge_options(check, into.check);

@@ -35,6 +35,7 @@ struct CompareArgs {
   int slice = -1;             // -1: no slice axis
   std::string nan = "exempt";
   std::string json;  // empty: no JSON; "-": standard output
+  bool exact_percentiles = false;
 };
 
 struct CheckArgs {
@@ -52,6 +53,7 @@ struct CheckArgs {
   std::string backend = "auto"; // auto | cuda | host
   bool no_race_detection = false;
   bool exact_bounds = false;
+  bool exact_percentiles = false;
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
 };
 

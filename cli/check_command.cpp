@@ -69,6 +69,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   options.backend = parse_backend(a.backend).value_or(Backend::automatic);
   options.race_detection = !a.no_race_detection;
   options.exact_bounds = a.exact_bounds;
+  options.exact_percentiles = a.exact_percentiles;
 
   Verdict verdict;
   std::optional<Candidate> candidate;

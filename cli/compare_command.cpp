@@ -101,6 +101,7 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
   in.golden = &golden;
   in.reference = reference ? &*reference : nullptr;
   in.nan = *parse_nan_rule(a.nan);
+  in.exact_percentiles = a.exact_percentiles;
   // Files carry no inputs to plant NaNs in: `ignore` means the user wants NaN-in cases.
   in.nan_in_inputs = in.nan == NanRule::ignore;
   in.tier = spec.policy.kind == PolicySpec::Kind::exact    ? Tier::exact

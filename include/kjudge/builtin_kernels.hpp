@@ -97,6 +97,11 @@ const std::vector<std::string>& builtin_kernel_names();
 // holds the module, else NVRTC, then stored there. kernels[i] is builtin_kernel_names()[i]
 // (expression and lowered name only). Throws InternalError when the kernels do not compile.
 CompiledModule compile_builtin_kernels(const CompileOptions& options);
+// The same for any of kjudge's own sources (`source` names its header; `file` is the program's
+// name and part of the cache key): kjudge's flags (--fmad=false), the include folder, the cache.
+CompiledModule compile_trusted_module(std::string_view source, const std::string& file,
+                                      const std::vector<std::string>& names,
+                                      const CompileOptions& options);
 
 namespace detail {
 struct generate_params;  // detail/builtin_kernels.cuh

@@ -50,6 +50,8 @@ struct CompareInputs {
   // non-finite candidate element is excused instead of failing `nonfinite`. Outside such cases
   // nothing changes: Infs match by sign, and a non-finite reference never excuses anything.
   bool extreme_in_inputs = false;
+  // Exact percentiles (a selection over every judged element) instead of the binned ones.
+  bool exact_percentiles = false;
 };
 
 // Judge one output. Throws SpecError when the policy needs a tensor that is missing (relative

@@ -39,6 +39,9 @@ struct CheckOptions {
   // Host backend: every run in the checked build, so every out-of-bounds access, read or write,
   // is found exactly (which buffer, how far, which line and thread), and races on every case.
   bool exact_bounds = false;
+  // Exact error percentiles (a selection over every judged element) instead of the binned ones
+  // (compare.hpp's CompareInputs::exact_percentiles).
+  bool exact_percentiles = false;
   // Bench (host backend): after a public case's two runs pass, this many more runs of the
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;

@@ -49,6 +49,10 @@ struct ErrorStats {
   Percentiles abs;  // |c - e|
   Percentiles rel;  // |c - e| / max(|e|, floor); 0 where c == e; never inf
   Percentiles ulp;  // |c - e| in ulps of the output dtype at e
+  // Binned (relative, allclose, ulp, exact, unless exact ones were asked for): p50, p99 and
+  // p99.9 are the lower edges of their bins in a 2^16-bin histogram of the values' top bits, at
+  // most 1/16 below the exact value; max is exact. Otherwise all exact.
+  bool binned = false;
 };
 
 struct ElementReport {

@@ -192,6 +192,7 @@ struct HostSide {
   const Problem& problem;
   bool poison = true;
   bool against = false;
+  bool exact_percentiles = false;
 
   Assessed assess(Gathered g) const;
   void assess_timed(const Gathered& g, CaseFinding& f) const;
@@ -217,6 +218,7 @@ CompareInputs HostSide::compare_inputs(const Gathered& g, std::size_t o,
   in.signed_zero_strict = problem.signed_zero_strict;
   in.nan_in_inputs = g.nan_in_inputs;
   in.extreme_in_inputs = g.extreme_in_inputs;
+  in.exact_percentiles = exact_percentiles;
   return in;
 }
 
@@ -570,7 +572,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     }
 
     RunSide running{problem, *oracle, *runner, old_runner.get(), !defence_disabled("rerun")};
-    const HostSide host{problem, ro.poison, options.against.has_value()};
+    const HostSide host{problem, ro.poison, options.against.has_value(),
+                        options.exact_percentiles};
     // Comparisons run on the pool, in case order, while this thread drives the kernels through
     // the next cases; at most two per pool thread wait, bounding the host copies held.
     TaskPool pool(comparison_threads(largest_case_elements(problem, cases)));

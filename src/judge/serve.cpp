@@ -28,7 +28,7 @@ const std::set<std::string>& known_fields() {
   static const std::set<std::string> fields = {
       "id",     "op",      "problem",        "candidate",    "source",
       "name",   "case",    "fail_fast",      "redact_hidden", "runs",
-      "backend", "exact_bounds", "race_detection"};
+      "backend", "exact_bounds", "race_detection", "exact_percentiles"};
   return fields;
 }
 
@@ -94,6 +94,8 @@ json Judge::handle(const json& request) {
     if (const auto c = field<std::string>(request, "case", "a string")) o.only_case = *c;
     o.fail_fast = field<bool>(request, "fail_fast", "true or false").value_or(o.fail_fast);
     o.exact_bounds = field<bool>(request, "exact_bounds", "true or false").value_or(o.exact_bounds);
+    o.exact_percentiles = field<bool>(request, "exact_percentiles", "true or false")
+                              .value_or(o.exact_percentiles);
     o.race_detection =
         field<bool>(request, "race_detection", "true or false").value_or(o.race_detection);
     const int runs = field<int>(request, "runs", "a number").value_or(10);

@@ -54,8 +54,8 @@ std::string outcome_text(Outcome o, Reason r, bool color) {
 }
 
 void print_percentiles(std::ostream& out, const ErrorStats& s) {
-  out << fmt::format("    {:<11} {:>10} {:>10} {:>10} {:>10}\n", "error", "p50", "p99", "p99.9",
-                     "max");
+  out << fmt::format("    {:<11} {:>10} {:>10} {:>10} {:>10}{}\n", "error", "p50", "p99", "p99.9",
+                     "max", s.binned ? "  (binned: p50-p99.9 at most 1/16 below)" : "");
   auto row = [&](const char* name, const Percentiles& p) {
     out << fmt::format("      {:<9} {:>10} {:>10} {:>10} {:>10}\n", name, num(p.p50), num(p.p99),
                        num(p.p999), num(p.max));

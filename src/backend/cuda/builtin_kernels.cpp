@@ -77,7 +77,7 @@ unsigned long long span_work(const detail::byte_span& s) {
 void nvrtc_check(nvrtcResult r, const char* what) {
   if (r != NVRTC_SUCCESS)
     throw InternalError(
-        fmt::format("{} failed for kjudge's builtin kernels: {}", what, nvrtcGetErrorString(r)));
+        fmt::format("{} failed for kjudge's own kernels: {}", what, nvrtcGetErrorString(r)));
 }
 
 struct ProgramDeleter {
@@ -98,8 +98,9 @@ const std::vector<std::string>& builtin_kernel_names() {
   return names;
 }
 
-CompiledModule compile_builtin_kernels(const CompileOptions& options) {
-  const std::vector<std::string>& names = builtin_kernel_names();
+CompiledModule compile_trusted_module(std::string_view source, const std::string& file,
+                                      const std::vector<std::string>& names,
+                                      const CompileOptions& options) {
   // No contraction into fma: the shared math relies on every product being rounded on its own.
   // Only kjudge's flags: bits must not depend on what a problem allows its candidates.
   std::vector<std::string> argv = {
@@ -107,7 +108,6 @@ CompiledModule compile_builtin_kernels(const CompileOptions& options) {
       "-std=c++17", "-frandom-seed=1", "--fmad=false"};
   if (!options.kjudge_include.empty())
     argv.push_back("--include-path=" + options.kjudge_include.string());
-  const std::string file = "kjudge_builtin_kernels.cu";
   const std::string src(source);
   const std::string key = cuda_cache::cache_key(
       {cuda_cache::build_id(), cuda_cache::nvrtc_library_identity(),
@@ -136,9 +136,9 @@ CompiledModule compile_builtin_kernels(const CompileOptions& options) {
   while (!log.empty() && log.back() == '\0')
     log.pop_back();
   if (compiled != NVRTC_SUCCESS)
-    throw InternalError(fmt::format("kjudge's builtin kernels do not compile for sm_{} (include "
+    throw InternalError(fmt::format("kjudge's kernels in {} do not compile for sm_{} (include "
                                     "folder '{}'): {}\n{}",
-                                    options.arch, options.kjudge_include.string(),
+                                    file, options.arch, options.kjudge_include.string(),
                                     nvrtcGetErrorString(compiled), log));
 
   CompiledModule module;
@@ -159,6 +159,11 @@ CompiledModule compile_builtin_kernels(const CompileOptions& options) {
   if (!options.cache_dir.empty())
     cuda_cache::store(options.cache_dir, key, module, options.cache_cap_bytes);
   return module;
+}
+
+CompiledModule compile_builtin_kernels(const CompileOptions& options) {
+  return compile_trusted_module(source, "kjudge_builtin_kernels.cu", builtin_kernel_names(),
+                                options);
 }
 
 namespace detail {

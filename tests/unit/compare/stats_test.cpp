@@ -106,6 +106,38 @@ TEST(Stats, AbsRelAndUlpPercentiles) {
   EXPECT_EQ(f.worst->error, 3 * u);
 }
 
+TEST(Stats, BinnedPercentilesAreTheirBinsLowerEdgesAndExactOnesOnRequest) {
+  // Errors of 1.0, 1.03, 1.05 ... 1.5 (x 2^-20) against a reference of 0: the binned p50 is the
+  // lower edge of the bin holding the rank (16 bins an octave: 1.0 to 1.0625 share one), the
+  // exact one the value itself; max is exact either way.
+  std::vector<double> errors;
+  for (int k = 0; k < 100; ++k)
+    errors.push_back(p2(-20) * (1.0 + 0.005 * k));
+  const auto ref = filled(DType::f64, {100}, 0.0);
+  const auto cand = tensor(DType::f64, errors);
+  const OutputSpec spec = output(DType::f64, allclose(0.0, 1.0));
+  CompareInputs in;
+  in.spec = &spec;
+  in.actual = &cand;
+  in.reference = &ref;
+  const OutputFinding binned = compare_output(in);
+  EXPECT_TRUE(binned.stats.binned);
+  const double rank50 = errors[49]; // rank ceil(0.5 * 100) - 1
+  EXPECT_LE(binned.stats.abs.p50, rank50);
+  EXPECT_GT(binned.stats.abs.p50, rank50 * (1 - 1.0 / 16));
+  EXPECT_EQ(binned.stats.abs.p50, p2(-20) * (1.0 + 3.0 / 16)); // the bin [1 3/16, 1 4/16)
+  EXPECT_EQ(binned.stats.abs.max, errors.back());
+  in.exact_percentiles = true;
+  const OutputFinding exact = compare_output(in);
+  EXPECT_FALSE(exact.stats.binned);
+  EXPECT_EQ(exact.stats.abs.p50, rank50);
+  EXPECT_EQ(exact.stats.abs.p99, errors[98]);
+  EXPECT_EQ(exact.stats.abs.max, errors.back());
+  // The verdict does not depend on how the percentiles are taken.
+  EXPECT_EQ(exact.message, binned.message);
+  EXPECT_EQ(exact.log_error_ratio, binned.log_error_ratio);
+}
+
 TEST(Stats, RelativeErrorNeverInfinite) {
   // f64 output, golden 0: e / ulp(0) = 1 / 4.9e-324 overflows; it saturates.
   const auto golden = tensor(DType::f64, {0.0});

@@ -322,6 +322,7 @@ TEST(Json, NonFiniteNumbersAreStrings) {
   EXPECT_EQ(y["worst"]["allowed"], "nan");
   EXPECT_EQ(y["worst"]["value"], "nan");
   EXPECT_EQ(y["stats"]["ulp"]["max"], "-inf");
+  EXPECT_EQ(y["stats"]["percentiles"], "exact");
   EXPECT_EQ(j["log_error_ratio"]["y"], "inf");
 }
 

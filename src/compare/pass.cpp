@@ -1,0 +1,671 @@
+// The elementwise policies judged from one pass (pass.hpp): the pass's parameters from an
+// output's spec, the host's pass (the device's chunk order and sum trees, replayed on the CPU),
+// and the finding built from a pass's statistics, which the GPU comparator shares.
+#include "pass.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "format.hpp"
+#include "percentiles.hpp"
+
+namespace kj {
+
+using namespace compare_format;
+using detail::cmp_element;
+using detail::cmp_severity;
+using detail::cmp_stats;
+using detail::compare_params;
+
+namespace {
+
+constexpr int k_threads = detail::cmp_threads;
+constexpr int k_per_thread = detail::cmp_per_thread;
+
+// Element i of a tensor as a double (HostTensor::get's value; f32 and f64 read directly), NaN
+// for a missing tensor.
+double read_or_nan(const HostTensor* t, std::int64_t i) {
+  if (!t) return k_nan;
+  if (t->dtype() == DType::f32) return static_cast<double>(t->data<float>()[i]);
+  if (t->dtype() == DType::f64) return t->data<double>()[i];
+  return t->get(i);
+}
+
+// The stride-doubling tree over stats[first, first + count): the tree of chunks (a slice's, or
+// the whole output's). Power-of-two groups of it are themselves trees, so the device may
+// reduce it group by group.
+cmp_stats tree_of(std::vector<cmp_stats> stats) {
+  cmp_stats none;
+  detail::empty_stats(none);
+  if (stats.empty()) return none;
+  const std::size_t m = stats.size();
+  for (std::size_t s = 1; s < m; s <<= 1)
+    for (std::size_t i = 0; i + s < m; i += 2 * s)
+      detail::combine_stats(stats[i], stats[i + s]);
+  return stats[0];
+}
+
+} // namespace
+
+PassInputs pass_inputs(const CompareInputs& in) {
+  PassInputs p;
+  p.spec = in.spec;
+  p.shape = in.actual->shape();
+  p.has_golden = in.golden != nullptr;
+  p.has_reference = in.reference != nullptr;
+  p.nan = in.nan;
+  p.signed_zero_strict = in.signed_zero_strict;
+  p.tier = in.tier;
+  p.nan_in_inputs = in.nan_in_inputs;
+  p.extreme_in_inputs = in.extreme_in_inputs;
+  p.exact_percentiles = in.exact_percentiles;
+  return p;
+}
+
+SliceLayout slice_layout(const OutputSpec& spec, const Shape& shape) {
+  SliceLayout l;
+  l.inner = 1;
+  for (const std::int64_t d : shape)
+    l.inner *= d;
+  if (spec.policy.kind != PolicySpec::Kind::relative || !spec.slice) return l;
+  const int rank = static_cast<int>(shape.size());
+  const int axis = *spec.slice;
+  if (axis < 0 || axis >= rank)
+    spec_fail(spec, fmt::format("slice = {} is not an axis of a rank-{} output", axis, rank));
+  l.axis = axis;
+  l.outer = 1;
+  l.inner = 1;
+  for (int d = 0; d < axis; ++d)
+    l.outer *= shape[static_cast<std::size_t>(d)];
+  l.extent = shape[static_cast<std::size_t>(axis)];
+  for (int d = axis + 1; d < rank; ++d)
+    l.inner *= shape[static_cast<std::size_t>(d)];
+  return l;
+}
+
+std::optional<compare_params> pass_params(const PassInputs& in) {
+  const OutputSpec& spec = *in.spec;
+  const DType t = spec.dtype;
+  if (!is_float(t)) return std::nullopt;
+  PolicySpec policy = spec.policy;
+  if (in.tier == Tier::exact && policy.kind != PolicySpec::Kind::exact) {
+    policy.kind = PolicySpec::Kind::exact;
+    policy.expected = Expected::reference;
+  }
+  if (in.tier == Tier::approximate) return std::nullopt;
+
+  compare_params p{};
+  switch (policy.kind) {
+  case PolicySpec::Kind::relative: {
+    p.policy = detail::cmp_relative;
+    if (!in.has_golden) spec_fail(spec, "relative needs the golden, which is missing");
+    if (!in.has_reference)
+      spec_fail(spec, "relative needs the same-precision reference, which is missing");
+    const double k = policy.k.value_or(default_relative_k(t));
+    if (!(k >= 0) || !std::isfinite(k))
+      spec_fail(spec, fmt::format("relative(k) needs a finite k >= 0, got {}", k));
+    break;
+  }
+  case PolicySpec::Kind::allclose: {
+    p.policy = detail::cmp_allclose;
+    const auto [d_rtol, d_atol] = torch_default_tolerances(t);
+    p.rtol = policy.rtol.value_or(d_rtol);
+    p.atol = policy.atol.value_or(d_atol);
+    if (!(p.rtol >= 0) || !(p.atol >= 0))
+      spec_fail(spec,
+                fmt::format("allclose needs rtol, atol >= 0, got {}, {}", p.rtol, p.atol));
+    break;
+  }
+  case PolicySpec::Kind::ulp:
+    p.policy = detail::cmp_ulp;
+    p.max_ulps = policy.ulps;
+    if (!(p.max_ulps >= 0))
+      spec_fail(spec, fmt::format("ulp(n) needs n >= 0, got {}", p.max_ulps));
+    break;
+  case PolicySpec::Kind::exact:
+    p.policy = detail::cmp_exact;
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (p.policy != detail::cmp_relative) {
+    const char* name = p.policy == detail::cmp_allclose ? "allclose"
+                       : p.policy == detail::cmp_ulp    ? "ulp(n)"
+                                                        : "exact";
+    if (policy.expected == Expected::golden && !in.has_golden)
+      spec_fail(spec, fmt::format("{} needs the golden, which is missing", name));
+    if (policy.expected == Expected::reference && !in.has_reference)
+      spec_fail(spec, fmt::format("{} needs the reference (expected = \"reference\"), which is "
+                                  "missing",
+                                  name));
+    p.expected_golden = policy.expected == Expected::golden ? 1 : 0;
+  }
+  if (!in.has_golden && !in.has_reference)
+    spec_fail(spec, "a float output needs a golden or a reference to compare against");
+
+  const SliceLayout l = slice_layout(spec, in.shape);
+  p.n = 1;
+  for (const std::int64_t d : in.shape)
+    p.n *= d;
+  const std::int64_t slices = l.axis < 0 ? 1 : l.extent;
+  p.slice_len = l.axis < 0 ? p.n : l.outer * l.inner;
+  p.chunks_per_slice = (p.slice_len + detail::cmp_chunk - 1) / detail::cmp_chunk;
+  p.chunks = p.chunks_per_slice * slices;
+  p.dtype = static_cast<int>(t);
+  p.nan_rule = static_cast<int>(in.nan);
+  p.nan_anywhere = in.nan == NanRule::ignore && in.nan_in_inputs ? 1 : 0;
+  p.beside_golden = in.extreme_in_inputs && in.has_golden && in.has_reference ? 1 : 0;
+  p.has_golden = in.has_golden ? 1 : 0;
+  p.strict_zero = in.signed_zero_strict ? 1 : 0;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The host's pass
+
+HostPassSource::HostPassSource(const CompareInputs& in)
+    : in_(in), layout_(slice_layout(*in.spec, in.actual->shape())) {}
+
+ElementValues HostPassSource::at(std::int64_t flat) {
+  return {read_or_nan(in_.actual, flat), read_or_nan(in_.golden, flat),
+          read_or_nan(in_.reference, flat)};
+}
+
+PassSummary HostPassSource::run(const compare_params& p, const std::vector<double>* bounds,
+                                bool histograms) {
+  const SliceLayout& l = layout_;
+  std::vector<unsigned long long> hist;
+  if (histograms) hist.assign(static_cast<std::size_t>(detail::cmp_histograms) * detail::cmp_hist_bins, 0);
+  // The flat index of position q of slice s (slice-major order; flat order when outer == 1).
+  auto flat_of = [&](std::int64_t s, std::int64_t q) {
+    if (l.axis < 0) return q;
+    const std::int64_t o = q / l.inner, i = q % l.inner;
+    return (o * l.extent + s) * l.inner + i;
+  };
+
+  std::vector<cmp_stats> chunks(static_cast<std::size_t>(p.chunks));
+  // One lane per device thread, each taking its elements in the device's order (lane t: the
+  // chunk's elements t, t + k_threads, ...), so the sums add in the same order.
+  std::vector<detail::cmp_lane> lanes(k_threads);
+  const bool scaled = detail::scaled_sums(p);
+  std::vector<double> terms(3 * static_cast<std::size_t>(detail::cmp_chunk));
+  // The histograms' counts in any order: one run for every lane.
+  detail::cmp_hist_run runs;
+  detail::empty_runs(runs);
+  auto emit = [&](int h, unsigned int key, unsigned int n) {
+    hist[static_cast<std::size_t>(h) * detail::cmp_hist_bins + key] += n;
+  };
+  std::vector<double> lane_e(k_threads), lane_r(k_threads), lane_g(k_threads);
+  for (std::int64_t c = 0; c < p.chunks; ++c) {
+    const std::int64_t s = c / p.chunks_per_slice;
+    const std::int64_t q0 = (c % p.chunks_per_slice) * detail::cmp_chunk;
+    const std::int64_t q1 = std::min(q0 + detail::cmp_chunk, p.slice_len);
+    const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : k_nan;
+    cmp_stats& st = chunks[static_cast<std::size_t>(c)];
+    detail::empty_stats(st);
+    for (detail::cmp_lane& lane : lanes)
+      detail::empty_lane(lane);
+    for (std::int64_t q = q0; q < q1; ++q) {
+      const std::int64_t flat = flat_of(s, q);
+      const auto k = static_cast<unsigned int>(q - q0);
+      const ElementValues v = at(flat);
+      const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
+      detail::lane_add(p, lanes[k % k_threads], el, v.c, k, flat, static_cast<int>(k / k_threads),
+                       scaled, &terms[3 * static_cast<std::size_t>(k)],
+                       histograms ? &runs : nullptr, emit);
+      if (el.status == detail::st_fail_nonfinite)
+        st.first_nonfinite = std::min<long long>(st.first_nonfinite, flat);
+      if (el.status == detail::st_fail_mismatch)
+        st.first_mismatch = std::min<long long>(st.first_mismatch, flat);
+      const bool failing = el.status == detail::st_fail_nonfinite ||
+                           el.status == detail::st_fail_mismatch || el.bad;
+      if (failing && st.first_count < detail::cmp_first_max) st.first[st.first_count++] = flat;
+    }
+    unsigned long long count[detail::c_slots] = {};
+    for (const detail::cmp_lane& lane : lanes) {
+      for (int k = 0; k < detail::c_slots; ++k)
+        count[k] += lane.count[k];
+      st.worst = detail::worse_of(st.worst, lane.worst);
+      st.worst_bad = detail::worse_of(st.worst_bad, lane.worst_bad);
+      st.max_e = std::max(st.max_e, lane.max_e);
+      st.max_r = std::max(st.max_r, lane.max_r);
+      st.max_g = std::max(st.max_g, lane.max_g);
+      st.max_ratio = std::max(st.max_ratio, lane.max_ratio);
+      st.max_abs = std::max(st.max_abs, lane.max_abs);
+      st.max_rel = std::max(st.max_rel, lane.max_rel);
+      st.max_ulp = std::max(st.max_ulp, lane.max_ulp);
+    }
+    st.judged = static_cast<long long>(count[detail::c_judged]);
+    st.settled = static_cast<long long>(count[detail::c_settled]);
+    st.excused = static_cast<long long>(count[detail::c_excused]);
+    st.overflows = static_cast<long long>(count[detail::c_overflows]);
+    st.nonfinite = static_cast<long long>(count[detail::c_nonfinite]);
+    st.mismatch = static_cast<long long>(count[detail::c_mismatch]);
+    st.bad = static_cast<long long>(count[detail::c_bad]);
+    st.err_count = static_cast<long long>(count[detail::c_err]);
+    st.ref_count = static_cast<long long>(count[detail::c_ref]);
+    st.ref_nonfinite = static_cast<long long>(count[detail::c_ref_nonfinite]);
+    st.stat_count = static_cast<long long>(count[detail::c_stat]);
+    // The sums in the device's order: each thread's elements in turn, then the trees.
+    const long long ee = detail::chunk_exponent(p, st.max_e), er = detail::chunk_exponent(p, st.max_r),
+                    eg = detail::chunk_exponent(p, st.max_g);
+    const std::int64_t count_in_chunk = q1 - q0;
+    for (int t = 0; t < k_threads; ++t) {
+      const detail::cmp_lane& lane = lanes[static_cast<std::size_t>(t)];
+      double se = lane.sum_e, sr = lane.sum_r, sg = lane.sum_g;
+      for (int j = 0; scaled && j < k_per_thread; ++j) {
+        const std::int64_t k = static_cast<std::int64_t>(j) * k_threads + t;
+        if (k >= count_in_chunk) break;
+        const double* tm = &terms[3 * static_cast<std::size_t>(k)];
+        if (tm[0] > 0.0) se = se + detail::scaled_square(tm[0], ee);
+        if (tm[1] > 0.0) sr = sr + detail::scaled_square(tm[1], er);
+        if (tm[2] > 0.0) sg = sg + detail::scaled_square(tm[2], eg);
+      }
+      lane_e[static_cast<std::size_t>(t)] = se;
+      lane_r[static_cast<std::size_t>(t)] = sr;
+      lane_g[static_cast<std::size_t>(t)] = sg;
+    }
+    double warp_e[detail::cmp_warps], warp_r[detail::cmp_warps], warp_g[detail::cmp_warps];
+    for (int w = 0; w < detail::cmp_warps; ++w) {
+      warp_e[w] = detail::warp_tree_sum(&lane_e[static_cast<std::size_t>(w) * 32], 32);
+      warp_r[w] = detail::warp_tree_sum(&lane_r[static_cast<std::size_t>(w) * 32], 32);
+      warp_g[w] = detail::warp_tree_sum(&lane_g[static_cast<std::size_t>(w) * 32], 32);
+    }
+    st.sum_e = detail::warp_tree_sum(warp_e, detail::cmp_warps);
+    st.sum_r = detail::warp_tree_sum(warp_r, detail::cmp_warps);
+    st.sum_g = detail::warp_tree_sum(warp_g, detail::cmp_warps);
+    st.exp_e = ee;
+    st.exp_r = er;
+    st.exp_g = eg;
+  }
+
+  PassSummary out;
+  if (l.axis >= 0 && p.chunks_per_slice > 0) {
+    const auto cps = static_cast<std::size_t>(p.chunks_per_slice);
+    for (std::int64_t s = 0; s < l.extent; ++s) {
+      const auto first = chunks.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * cps);
+      out.slices.push_back(tree_of(std::vector<cmp_stats>(first, first + static_cast<std::ptrdiff_t>(cps))));
+    }
+  } else if (l.axis >= 0) {
+    cmp_stats none;
+    detail::empty_stats(none);
+    out.slices.assign(static_cast<std::size_t>(l.extent), none);
+  }
+  if (histograms) detail::hist_flush(runs, emit);
+  out.whole = tree_of(std::move(chunks));
+  // Slice-major order is not flat order when the axis has dimensions before it: the first
+  // failing elements are found again in flat order.
+  if (l.outer > 1 && out.whole.first_count > 0) {
+    out.whole.first_count = 0;
+    for (std::int64_t flat = 0; flat < p.n && out.whole.first_count < detail::cmp_first_max; ++flat) {
+      const std::int64_t s = (flat / l.inner) % l.extent;
+      const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : k_nan;
+      const ElementValues v = at(flat);
+      const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
+      if (el.status == detail::st_fail_nonfinite || el.status == detail::st_fail_mismatch || el.bad)
+        out.whole.first[out.whole.first_count++] = flat;
+    }
+  }
+  if (histograms) out.binned = binned_percentiles(hist, static_cast<unsigned long long>(out.whole.stat_count));
+  return out;
+}
+
+ErrorStats HostPassSource::exact_statistics(const compare_params& p) {
+  std::vector<double> a, rel, u;
+  for (std::int64_t i = 0; i < p.n; ++i) {
+    const ElementValues v = at(i);
+    const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, k_nan);
+    if (el.status != detail::st_judged || !detail::is_finite_hd(el.x)) continue;
+    double x, y, z;
+    detail::error_statistics(p.dtype, v.c, el.x, &x, &y, &z);
+    a.push_back(x);
+    rel.push_back(y);
+    u.push_back(z);
+  }
+  ErrorStats s;
+  s.abs = exact_percentiles_in_place(a);
+  s.rel = exact_percentiles_in_place(rel);
+  s.ulp = exact_percentiles_in_place(u);
+  return s;
+}
+
+detail::cmp_percentiles binned_percentiles(const std::vector<unsigned long long>& histograms,
+                                           unsigned long long count) {
+  detail::cmp_percentiles out{};
+  if (count == 0) return out;
+  const unsigned long long ranks[3] = {detail::percentile_rank(count, 50, 100),
+                                       detail::percentile_rank(count, 99, 100),
+                                       detail::percentile_rank(count, 999, 1000)};
+  for (int h = 0; h < detail::cmp_histograms; ++h) {
+    const unsigned long long* bins = histograms.data() + static_cast<std::size_t>(h) * detail::cmp_hist_bins;
+    unsigned long long below = 0;
+    int q = 0;
+    for (unsigned int b = 0; b < static_cast<unsigned int>(detail::cmp_hist_bins) && q < 3; ++b) {
+      below += bins[b];
+      while (q < 3 && ranks[q] < below)
+        out.value[h * 3 + q++] = detail::hist_edge(b);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The finding
+
+namespace {
+
+// relative's bound over one group of elements (the whole output or a slice), from its stats.
+struct RelBound {
+  double max_e = 0, rms_e = 0;
+  double max_r = 0, rms_r = 0;
+  double max_g = 0, rms_g = 0;
+  double floor = 0, floor_rms = 0;
+  double max_bound = 0, rms_bound = 0;
+  bool pass = true;
+  double ratio = 0;
+};
+
+RelBound rel_bound(const cmp_stats& a, DType t, double k) {
+  RelBound b;
+  b.max_e = a.max_e;
+  b.rms_e = detail::scaled_rms(a.sum_e, a.exp_e, a.judged);
+  b.max_r = a.max_r;
+  b.rms_r = detail::scaled_rms(a.sum_r, a.exp_r, a.ref_count);
+  b.max_g = a.max_g;
+  b.rms_g = detail::scaled_rms(a.sum_g, a.exp_g, a.judged);
+  b.floor = ulp_of(t, b.max_g);
+  b.floor_rms = ulp_of(t, b.rms_g);
+  b.max_bound = k * std::max(b.max_r, b.floor);
+  b.rms_bound = k * std::max(b.rms_r, b.floor_rms);
+  b.pass = (b.max_e <= b.max_bound) && (b.rms_e <= b.rms_bound);
+  b.ratio = std::max(safe_ratio(b.max_e, b.max_bound), safe_ratio(b.rms_e, b.rms_bound));
+  return b;
+}
+
+// The policy's part of a finding.
+struct PolicyPart {
+  bool pass = true;
+  double ratio = 0;
+  std::string fail_detail, pass_detail;
+  std::vector<double> bounds; // relative: per slice (or one), for element reports
+};
+
+} // namespace
+
+OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
+                                PassSource& source) {
+  const OutputSpec& spec = *in.spec;
+  const DType t = spec.dtype;
+  const std::string dt{dtype_name(t)};
+  const Shape& shape = in.shape;
+  const SliceLayout l = slice_layout(spec, shape);
+  const std::int64_t n = p.n;
+  PolicySpec policy = spec.policy;
+  if (in.tier == Tier::exact && policy.kind != PolicySpec::Kind::exact) {
+    policy.kind = PolicySpec::Kind::exact;
+    policy.expected = Expected::reference;
+  }
+
+  OutputFinding f;
+  f.output = spec.name;
+  f.count = n;
+
+  PassSummary pass = source.run(p, nullptr, !in.exact_percentiles);
+  cmp_stats w = pass.whole;
+  PolicyPart r;
+  cmp_severity worst = w.worst, worst_bad = w.worst_bad;
+
+  if (p.policy == detail::cmp_relative) {
+    const bool k_given = policy.k.has_value();
+    const double k = policy.k.value_or(default_relative_k(t));
+    const bool sliced = l.axis >= 0;
+    const RelBound wb = rel_bound(w, t, k);
+    std::vector<RelBound> sb;
+    for (const cmp_stats& s : pass.slices)
+      sb.push_back(rel_bound(s, t, k));
+    r.pass = wb.pass;
+    r.ratio = wb.ratio;
+    std::vector<std::pair<double, std::int64_t>> failing; // (ratio, slice)
+    for (std::size_t s = 0; s < sb.size(); ++s) {
+      if (pass.slices[s].judged == 0) continue;
+      r.ratio = std::max(r.ratio, sb[s].ratio);
+      if (!sb[s].pass) failing.emplace_back(sb[s].ratio, static_cast<std::int64_t>(s));
+    }
+    if (!failing.empty()) r.pass = false;
+    std::stable_sort(failing.begin(), failing.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    f.failed_slice_count = static_cast<std::int64_t>(failing.size());
+    for (std::size_t j = 0; j < failing.size() && j < k_report_max; ++j) {
+      const RelBound& b = sb[static_cast<std::size_t>(failing[j].second)];
+      f.failed_slices.push_back({failing[j].second, b.max_e, b.max_bound, b.rms_e, b.rms_bound});
+    }
+
+    // Each element is held to its slice's max bound (never looser than the whole output's).
+    if (sliced)
+      for (const RelBound& b : sb)
+        r.bounds.push_back(b.max_bound);
+    else
+      r.bounds.push_back(wb.max_bound);
+    const std::vector<const cmp_stats*> groups = [&] {
+      std::vector<const cmp_stats*> g;
+      if (sliced)
+        for (const cmp_stats& s : pass.slices)
+          g.push_back(&s);
+      else
+        g.push_back(&w);
+      return g;
+    }();
+    bool any_bad = false;
+    for (std::size_t s = 0; s < groups.size(); ++s)
+      if (groups[s]->judged > 0 && !(groups[s]->max_e <= r.bounds[s])) any_bad = true;
+    if (any_bad) {
+      // The second pass: elements judged against their bounds (counts, first, worst).
+      compare_params with_bounds = p;
+      with_bounds.with_bounds = 1;
+      const PassSummary second = source.run(with_bounds, &r.bounds, false);
+      w.bad = second.whole.bad;
+      w.first_count = second.whole.first_count;
+      std::copy(std::begin(second.whole.first), std::end(second.whole.first), std::begin(w.first));
+      worst = second.whole.worst;
+      worst_bad = second.whole.worst_bad;
+    } else {
+      // No element beyond its bound: the worst is a failing non-finite element, else the
+      // largest error relative to its slice's bound (within a slice, the largest error).
+      worst = detail::no_severity();
+      const long long first_fail = std::min(w.first_nonfinite, w.first_mismatch);
+      if (first_fail != detail::cmp_none) worst = {first_fail, 1, k_inf, k_inf};
+      for (std::size_t s = 0; s < groups.size(); ++s) {
+        const cmp_stats& g = *groups[s];
+        if (g.judged == 0) continue;
+        worst = detail::worse_of(
+            worst, {g.worst.index, 0, safe_ratio(g.max_e, r.bounds[s]), g.worst.error});
+      }
+      worst_bad = detail::no_severity();
+    }
+
+    f.bound.policy = fmt::format("relative({})", k);
+    f.bound.expected = "golden";
+    f.bound.source = fmt::format(
+        "k={} ({}) x max(max|ref-golden|={:.3g}, floor 1 ulp {} at max|golden|={:.3g}: {:.3g}); "
+        "rms: k x max(rms|ref-golden|={:.3g}, floor 1 ulp {} at rms(golden)={:.3g}: {:.3g})",
+        k, k_given ? "given" : dt + " default", wb.max_r, dt, wb.max_g, wb.floor, wb.rms_r, dt,
+        wb.rms_g, wb.floor_rms);
+    if (sliced)
+      f.bound.source +=
+          fmt::format("; the same per slice along axis {} ({} slices)", l.axis, l.extent);
+    if (w.ref_nonfinite > 0)
+      f.bound.source += fmt::format(
+          "; {} non-finite where the golden is finite, left out of the reference's error",
+          plural(w.ref_nonfinite, "reference value", "reference values"));
+    f.bound.max_bound = wb.max_bound;
+    f.bound.rms_bound = wb.rms_bound;
+    f.bound.max_error = wb.max_e;
+    f.bound.rms_error = wb.rms_e;
+
+    std::vector<std::string> parts;
+    if (!wb.pass && wb.max_e <= wb.max_bound)
+      parts.push_back(fmt::format("rms error {:.3g} beyond the bound {:.3g} (max error {:.3g} "
+                                  "within {:.3g})",
+                                  wb.rms_e, wb.rms_bound, wb.max_e, wb.max_bound));
+    if (!failing.empty()) {
+      const SliceFailure& s = f.failed_slices.front();
+      parts.push_back(fmt::format(
+          "{} of {} along axis {} fail{}; worst slice {}: max error {:.3g} vs bound {:.3g}, "
+          "rms {:.3g} vs {:.3g}",
+          failing.size(), plural(l.extent, "slice", "slices"), l.axis,
+          failing.size() == 1 ? "s" : "", s.slice, s.max_error, s.max_bound, s.rms_error,
+          s.rms_bound));
+    }
+    for (const auto& part : parts)
+      r.fail_detail += (r.fail_detail.empty() ? "" : "; ") + part;
+    r.pass_detail = fmt::format(
+        "{} within relative({}): max error {:.3g} of {:.3g}, rms {:.3g} of {:.3g}{}",
+        plural(n, "element", "elements"), k, wb.max_e, wb.max_bound, wb.rms_e, wb.rms_bound,
+        sliced ? fmt::format(", and in each of {} along axis {}",
+                             plural(l.extent, "slice", "slices"), l.axis)
+               : std::string{});
+  } else {
+    r.pass = w.bad == 0;
+    r.ratio = w.max_ratio;
+    const double max_e = w.max_e;
+    const double rms_e = detail::scaled_rms(w.sum_e, w.exp_e, w.err_count);
+    f.bound.expected = std::string(expected_name(policy.expected));
+    f.bound.max_error = max_e;
+    f.bound.rms_error = rms_e;
+    if (p.policy == detail::cmp_allclose) {
+      const bool fp8 = t == DType::fp8e4m3 || t == DType::fp8e5m2;
+      const std::string defaults =
+          fp8 ? fmt::format("kjudge's {} default (one ulp of the format; torch has none)", dt)
+              : fmt::format("torch.testing default for {}", dt);
+      f.bound.policy = fmt::format("allclose(rtol={}, atol={})", p.rtol, p.atol);
+      if (policy.rtol && policy.atol)
+        f.bound.source = "rtol and atol as given";
+      else if (!policy.rtol && !policy.atol)
+        f.bound.source = "rtol and atol: " + defaults;
+      else
+        f.bound.source = fmt::format("{} as given, {}: {}", policy.rtol ? "rtol" : "atol",
+                                     policy.rtol ? "atol" : "rtol", defaults);
+      f.bound.source += "; |c - e| <= atol + rtol*|e| elementwise";
+      f.bound.max_bound = k_nan;
+      f.bound.rms_bound = k_nan;
+      r.pass_detail = fmt::format("{} within {}", plural(n, "element", "elements"), f.bound.policy);
+    } else if (p.policy == detail::cmp_ulp) {
+      const bool golden = policy.expected == Expected::golden;
+      f.bound.policy = fmt::format("ulp({})", p.max_ulps);
+      f.bound.source = fmt::format("at most {} representable {} values between candidate and {}{}",
+                                   p.max_ulps, dt, golden ? "golden" : "reference",
+                                   golden ? " (rounded to " + dt + ")" : "");
+      f.bound.max_bound = p.max_ulps;
+      f.bound.rms_bound = k_nan;
+      r.pass_detail = fmt::format("{} within {} (max {} ulp)", plural(n, "element", "elements"),
+                                  f.bound.policy, max_e);
+    } else {
+      const bool strict = p.strict_zero != 0;
+      const bool golden = policy.expected == Expected::golden;
+      r.ratio = r.pass ? 0 : k_inf;
+      f.bound.policy = strict ? "exact(signed_zero = \"strict\")" : "exact";
+      f.bound.source = fmt::format(
+          "bit-identical to the {} (NaN payloads canonicalised; {})",
+          golden ? "golden rounded to the output dtype" : "reference",
+          strict ? "+0 and -0 differ" : "+0 equals -0");
+      f.bound.max_bound = 0;
+      f.bound.rms_bound = 0;
+      r.pass_detail = fmt::format("{} bit-identical to the {}", plural(n, "element", "elements"),
+                                  expected_name(policy.expected));
+    }
+  }
+
+  // Elements named in the finding, read back from where the tensors are.
+  auto bound_at = [&](std::int64_t flat) {
+    if (r.bounds.empty()) return k_nan;
+    if (r.bounds.size() == 1) return r.bounds[0];
+    return r.bounds[static_cast<std::size_t>((flat / l.inner) % l.extent)];
+  };
+  auto report = [&](std::int64_t flat) {
+    const ElementValues v = source.at(flat);
+    compare_params q = p;
+    q.with_bounds = r.bounds.empty() ? 0 : 1;
+    const cmp_element el = detail::judge_element_hd(q, v.c, v.g, v.r, bound_at(flat));
+    ElementReport e;
+    e.flat = flat;
+    e.index = unravel(shape, flat);
+    e.value = v.c;
+    if (el.status == detail::st_judged) {
+      e.expected = el.x;
+      e.error = el.err;
+      e.allowed = el.allowed;
+    } else {
+      e.expected = p.has_golden != 0 ? detail::round_to_hd(p.dtype, v.g) : v.r;
+      e.error = std::fabs(v.c - e.expected);
+      e.allowed = k_nan;
+    }
+    return e;
+  };
+  auto at = [&](std::int64_t flat) {
+    const ElementReport e = report(flat);
+    return fmt::format("{}: {} vs {}", show_index(shape, flat), show(e.value), show(e.expected));
+  };
+  for (long long k = 0; k < w.first_count; ++k)
+    f.first.push_back(report(w.first[k]));
+  if (worst.index != detail::cmp_none) f.worst = report(worst.index);
+
+  if (in.exact_percentiles) {
+    f.stats = source.exact_statistics(p);
+  } else {
+    f.stats.binned = true;
+    const double* b = pass.binned.value;
+    f.stats.abs = {b[0], b[1], b[2], w.max_abs};
+    f.stats.rel = {b[3], b[4], b[5], w.max_rel};
+    f.stats.ulp = {b[6], b[7], b[8], w.max_ulp};
+  }
+
+  f.nonfinite = w.nonfinite;
+  f.excused = w.excused;
+  f.overflows_excused = w.overflows;
+  f.mismatches = w.nonfinite + w.mismatch + w.bad;
+  f.mismatch_fraction = n > 0 ? static_cast<double>(f.mismatches) / static_cast<double>(n) : 0.0;
+  const bool policy_fails = !r.pass;
+  if (w.nonfinite > 0)
+    f.reason = Reason::nonfinite;
+  else if (w.mismatch > 0 || policy_fails)
+    f.reason = Reason::mismatch;
+  else
+    f.reason = Reason::none;
+  f.log_error_ratio =
+      log_error_ratio(r.ratio, w.nonfinite > 0 || w.mismatch > 0, f.pass());
+
+  std::vector<std::string> parts;
+  if (w.nonfinite > 0)
+    parts.push_back(fmt::format("{} where the rounded golden does not allow {}; first at {}",
+                                plural(w.nonfinite, "non-finite value", "non-finite values"),
+                                w.nonfinite == 1 ? "it" : "them", at(w.first_nonfinite)));
+  if (w.mismatch > 0)
+    parts.push_back(fmt::format("{} where the rounded golden is not finite; first at {}",
+                                plural(w.mismatch, "finite value", "finite values"),
+                                at(w.first_mismatch)));
+  if (policy_fails) {
+    if (w.bad > 0 && worst_bad.index != detail::cmp_none)
+      parts.push_back(fmt::format("{} of {} elements ({}) beyond the bound; worst at {}", w.bad, n,
+                                  show_percent(w.bad, n), at(worst_bad.index)));
+    if (!r.fail_detail.empty()) parts.push_back(r.fail_detail);
+  }
+  if (parts.empty()) {
+    f.message = r.pass_detail;
+    if (w.excused > 0)
+      f.message +=
+          fmt::format(" ({} excused by the NaN rule)", plural(w.excused, "element", "elements"));
+    if (w.overflows > 0)
+      f.message += fmt::format(" ({} non-finite where the precision overflows on the extreme "
+                               "inputs, not judged)",
+                               plural(w.overflows, "element", "elements"));
+  } else {
+    for (const auto& part : parts)
+      f.message += (f.message.empty() ? "" : "; ") + part;
+  }
+  return f;
+}
+
+} // namespace kj

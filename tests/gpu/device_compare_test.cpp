@@ -1,0 +1,352 @@
+// The GPU comparator against the host comparator: for every scenario the finding from device
+// tensors must equal compare_output's on the same host tensors bit for bit (every count, every
+// double by its bits, every message), and the scenario must really run on the device. The
+// scenarios sit where a comparator slips: errors at the bound and one ulp past it, NaN, ±Inf and
+// -0 in every role, the NaN rules, f64 extremes (the scaled sums), narrow dtypes, slices longer
+// than a chunk, outputs that are not a whole number of chunks, and a large output whose binned
+// percentiles come from the device's histograms.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "gpu_test_support.hpp"
+#include "kjudge/compare.hpp"
+#include "kjudge/device_compare.hpp"
+
+namespace kj {
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+constexpr float k_inf_f = std::numeric_limits<float>::infinity();
+
+std::uint64_t bits(double v) {
+  return std::bit_cast<std::uint64_t>(v);
+}
+
+// Doubles compared by their bits (NaN equals NaN of the same payload, 0 differs from -0).
+#define EXPECT_SAME_DOUBLE(a, b, what) EXPECT_EQ(bits(a), bits(b)) << (what) << ": " << (a) << " vs " << (b)
+
+void expect_same_report(const ElementReport& a, const ElementReport& b, const std::string& what) {
+  EXPECT_EQ(a.flat, b.flat) << what;
+  EXPECT_EQ(a.index, b.index) << what;
+  EXPECT_SAME_DOUBLE(a.value, b.value, what + " value");
+  EXPECT_SAME_DOUBLE(a.expected, b.expected, what + " expected");
+  EXPECT_SAME_DOUBLE(a.error, b.error, what + " error");
+  EXPECT_SAME_DOUBLE(a.allowed, b.allowed, what + " allowed");
+}
+
+void expect_same_percentiles(const Percentiles& a, const Percentiles& b, const std::string& what) {
+  EXPECT_SAME_DOUBLE(a.p50, b.p50, what + " p50");
+  EXPECT_SAME_DOUBLE(a.p99, b.p99, what + " p99");
+  EXPECT_SAME_DOUBLE(a.p999, b.p999, what + " p99.9");
+  EXPECT_SAME_DOUBLE(a.max, b.max, what + " max");
+}
+
+void expect_same_finding(const OutputFinding& d, const OutputFinding& h) {
+  EXPECT_EQ(d.reason, h.reason);
+  EXPECT_EQ(d.message, h.message);
+  EXPECT_EQ(d.count, h.count);
+  EXPECT_EQ(d.mismatches, h.mismatches);
+  EXPECT_SAME_DOUBLE(d.mismatch_fraction, h.mismatch_fraction, "mismatch_fraction");
+  EXPECT_EQ(d.nonfinite, h.nonfinite);
+  EXPECT_EQ(d.excused, h.excused);
+  EXPECT_EQ(d.overflows_excused, h.overflows_excused);
+  ASSERT_EQ(d.first.size(), h.first.size());
+  for (std::size_t i = 0; i < d.first.size(); ++i)
+    expect_same_report(d.first[i], h.first[i], "first[" + std::to_string(i) + "]");
+  ASSERT_EQ(d.worst.has_value(), h.worst.has_value());
+  if (d.worst) expect_same_report(*d.worst, *h.worst, "worst");
+  EXPECT_EQ(d.stats.binned, h.stats.binned);
+  expect_same_percentiles(d.stats.abs, h.stats.abs, "abs");
+  expect_same_percentiles(d.stats.rel, h.stats.rel, "rel");
+  expect_same_percentiles(d.stats.ulp, h.stats.ulp, "ulp");
+  EXPECT_EQ(d.bound.policy, h.bound.policy);
+  EXPECT_EQ(d.bound.source, h.bound.source);
+  EXPECT_SAME_DOUBLE(d.bound.max_bound, h.bound.max_bound, "max_bound");
+  EXPECT_SAME_DOUBLE(d.bound.rms_bound, h.bound.rms_bound, "rms_bound");
+  EXPECT_SAME_DOUBLE(d.bound.max_error, h.bound.max_error, "max_error");
+  EXPECT_SAME_DOUBLE(d.bound.rms_error, h.bound.rms_error, "rms_error");
+  EXPECT_EQ(d.failed_slice_count, h.failed_slice_count);
+  ASSERT_EQ(d.failed_slices.size(), h.failed_slices.size());
+  for (std::size_t i = 0; i < d.failed_slices.size(); ++i) {
+    EXPECT_EQ(d.failed_slices[i].slice, h.failed_slices[i].slice);
+    EXPECT_SAME_DOUBLE(d.failed_slices[i].max_error, h.failed_slices[i].max_error, "slice max");
+    EXPECT_SAME_DOUBLE(d.failed_slices[i].rms_error, h.failed_slices[i].rms_error, "slice rms");
+  }
+  EXPECT_SAME_DOUBLE(d.log_error_ratio, h.log_error_ratio, "log_error_ratio");
+}
+
+HostTensor make(DType t, const Shape& shape, const std::vector<double>& values) {
+  HostTensor h(t, shape);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    h.set(static_cast<std::int64_t>(i), values[i]);
+  return h;
+}
+
+DeviceBuffer upload(const HostTensor& h) {
+  DeviceBuffer b(std::max<std::size_t>(h.nbytes(), 1));
+  if (h.nbytes() > 0) copy_to_device(b.ptr(), h.bytes().data(), h.nbytes(), test::gpu().stream());
+  return b;
+}
+
+struct Scenario {
+  std::string name;
+  OutputSpec spec;
+  HostTensor actual, golden, reference;
+  bool with_golden = true, with_reference = true;
+  NanRule nan = NanRule::exempt;
+  bool strict_zero = false, nan_in_inputs = false, extreme_in_inputs = false;
+  Tier tier = Tier::tolerance;
+};
+
+OutputSpec spec_of(DType t, PolicySpec p, std::optional<int> slice = std::nullopt) {
+  OutputSpec s;
+  s.name = "y";
+  s.dtype = t;
+  s.policy = std::move(p);
+  s.slice = slice;
+  return s;
+}
+
+PolicySpec policy(PolicySpec::Kind kind, Expected e = Expected::golden) {
+  PolicySpec p;
+  p.kind = kind;
+  p.expected = e;
+  return p;
+}
+
+class DeviceCompare : public test::GpuTest {
+protected:
+  static DeviceComparator& comparator() {
+    static DeviceComparator* const c =
+        new DeviceComparator(test::gpu().info(), test::compile_options());
+    return *c;
+  }
+
+  // The scenario judged on both sides; they must agree bit for bit.
+  OutputFinding both(const Scenario& s) {
+    CompareInputs host;
+    host.spec = &s.spec;
+    host.actual = &s.actual;
+    host.golden = s.with_golden ? &s.golden : nullptr;
+    host.reference = s.with_reference ? &s.reference : nullptr;
+    host.nan = s.nan;
+    host.signed_zero_strict = s.strict_zero;
+    host.tier = s.tier;
+    host.nan_in_inputs = s.nan_in_inputs;
+    host.extreme_in_inputs = s.extreme_in_inputs;
+    const OutputFinding h = compare_output(host);
+
+    const DeviceBuffer a = upload(s.actual), g = upload(s.golden), r = upload(s.reference);
+    DeviceCompareInputs dev;
+    dev.spec = &s.spec;
+    dev.shape = s.actual.shape();
+    dev.actual = {a.ptr(), s.actual.dtype()};
+    if (s.with_golden) dev.golden = DeviceTensor{g.ptr(), s.golden.dtype()};
+    if (s.with_reference) dev.reference = DeviceTensor{r.ptr(), s.reference.dtype()};
+    dev.nan = s.nan;
+    dev.signed_zero_strict = s.strict_zero;
+    dev.tier = s.tier;
+    dev.nan_in_inputs = s.nan_in_inputs;
+    dev.extreme_in_inputs = s.extreme_in_inputs;
+    EXPECT_TRUE(DeviceComparator::on_device(dev)) << s.name << ": judged on the host, not the GPU";
+    const OutputFinding d = comparator().compare(dev, stream());
+    SCOPED_TRACE(s.name + ": " + h.message);
+    expect_same_finding(d, h);
+    return h;
+  }
+};
+
+std::vector<double> normal_values(std::size_t n, unsigned seed, double scale = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> dist(0.0, scale);
+  std::vector<double> v(n);
+  for (double& x : v)
+    x = dist(rng);
+  return v;
+}
+
+// A candidate and reference near a golden: f32 roundings of it, moved by a few ulps at random.
+void near(const std::vector<double>& golden, unsigned seed, int max_ulps, std::vector<double>& out) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> step(-max_ulps, max_ulps);
+  out.resize(golden.size());
+  for (std::size_t i = 0; i < golden.size(); ++i) {
+    float f = static_cast<float>(golden[i]);
+    for (int k = step(rng); k != 0; k += k > 0 ? -1 : 1)
+      f = std::nextafter(f, k > 0 ? k_inf_f : -k_inf_f);
+    out[i] = f;
+  }
+}
+
+TEST_F(DeviceCompare, RelativeOverSlicesLongerThanAChunkAndRaggedShapes) {
+  for (const Shape& shape : {Shape{7, 10000}, Shape{129, 1000}, Shape{3, 4097}, Shape{1, 1}}) {
+    const std::size_t n = static_cast<std::size_t>(shape[0] * shape[1]);
+    const std::vector<double> g = normal_values(n, 1);
+    std::vector<double> c, r;
+    near(g, 2, 3, c);
+    near(g, 3, 2, r);
+    PolicySpec p = policy(PolicySpec::Kind::relative);
+    Scenario s{"relative " + shape_string(shape), spec_of(DType::f32, p, 0),
+               make(DType::f32, shape, c), make(DType::f64, shape, g), make(DType::f32, shape, r)};
+    both(s);
+    // One element far out: the second pass finds it, its slice fails.
+    c[n / 2] += 1.0;
+    s.actual = make(DType::f32, shape, c);
+    s.name += " with one wrong element";
+    EXPECT_FALSE(both(s).pass());
+    // Unsliced.
+    s.spec = spec_of(DType::f32, p);
+    s.name += ", unsliced";
+    EXPECT_FALSE(both(s).pass());
+  }
+}
+
+TEST_F(DeviceCompare, AllcloseAtTheBoundAndOneUlpPast) {
+  const std::size_t n = 5000;
+  const std::vector<double> x = normal_values(n, 4);
+  std::vector<double> expected(n), at_bound(n), past(n);
+  const double rtol = 0x1p-10;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float e = static_cast<float>(x[i]);
+    expected[i] = e;
+    // The largest float within |c - e| <= rtol*|e| and the next one past it.
+    float c = e;
+    while (std::fabs(static_cast<double>(std::nextafter(c, k_inf_f)) - e) <= rtol * std::fabs(e))
+      c = std::nextafter(c, k_inf_f);
+    at_bound[i] = c;
+    past[i] = i % 97 == 0 ? std::nextafter(c, k_inf_f) : c;
+  }
+  PolicySpec p = policy(PolicySpec::Kind::allclose, Expected::reference);
+  p.rtol = rtol;
+  p.atol = 0.0;
+  Scenario s{"allclose at the bound", spec_of(DType::f32, p), make(DType::f32, {5000}, at_bound),
+             make(DType::f64, {5000}, x), make(DType::f32, {5000}, expected)};
+  EXPECT_TRUE(both(s).pass());
+  s.actual = make(DType::f32, {5000}, past);
+  s.name = "allclose one ulp past the bound";
+  const OutputFinding f = both(s);
+  EXPECT_FALSE(f.pass());
+  EXPECT_EQ(f.mismatches, static_cast<std::int64_t>((n + 96) / 97));
+}
+
+TEST_F(DeviceCompare, NanInfAndNegativeZeroInEveryRole) {
+  // Every pair of special and ordinary values as (golden, candidate), the reference the
+  // rounded golden, under each NaN rule and the exact policy's signed-zero rule.
+  const std::vector<double> specials = {k_nan, k_inf, -k_inf, 0.0, -0.0, 1.0, -1.5, 0x1p-149,
+                                        3.4028234663852886e38};
+  std::vector<double> g, c;
+  for (double a : specials)
+    for (double b : specials) {
+      g.push_back(a);
+      c.push_back(b);
+    }
+  const Shape shape{static_cast<std::int64_t>(g.size())};
+  for (const NanRule rule : {NanRule::propagate, NanRule::ignore, NanRule::exempt}) {
+    for (const PolicySpec::Kind kind :
+         {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp, PolicySpec::Kind::exact,
+          PolicySpec::Kind::relative}) {
+      for (const bool strict : {false, true}) {
+        PolicySpec p = policy(kind, kind == PolicySpec::Kind::relative ? Expected::golden
+                                                                       : Expected::reference);
+        p.ulps = 2;
+        Scenario s{"specials", spec_of(DType::f32, p), make(DType::f32, shape, c),
+                   make(DType::f64, shape, g), make(DType::f32, shape, g)};
+        s.nan = rule;
+        s.strict_zero = strict;
+        s.nan_in_inputs = rule == NanRule::ignore;
+        s.extreme_in_inputs = strict; // the precision-overflow rule, half the time
+        s.name = fmt::format("specials, {} policy {}, strict zero {}", static_cast<int>(rule),
+                             static_cast<int>(kind), strict);
+        both(s);
+      }
+    }
+  }
+}
+
+TEST_F(DeviceCompare, F64ExtremesNarrowDtypesAndTheExactTier) {
+  // f64 errors whose squares leave double's range: the scaled sums.
+  const std::vector<double> g = {1e300, -1e300, 1e-300, 2.5e-310, 1.0, 0.0, 1e200, 7.0};
+  std::vector<double> c = g, r = g;
+  c[0] = 1.5e300;
+  c[2] = 3e-300;
+  c[6] = -1e200;
+  r[3] = 2.6e-310;
+  const Shape shape{8};
+  Scenario rel{"f64 relative", spec_of(DType::f64, policy(PolicySpec::Kind::relative)),
+               make(DType::f64, shape, c), make(DType::f64, shape, g), make(DType::f64, shape, r)};
+  both(rel);
+  PolicySpec close = policy(PolicySpec::Kind::allclose, Expected::golden);
+  Scenario f64_close{"f64 allclose", spec_of(DType::f64, close), make(DType::f64, shape, c),
+                     make(DType::f64, shape, g), make(DType::f64, shape, r)};
+  both(f64_close);
+
+  for (const DType t : {DType::f16, DType::bf16, DType::fp8e4m3, DType::fp8e5m2}) {
+    const std::vector<double> x = normal_values(3000, 5);
+    std::vector<double> y = x;
+    for (std::size_t i = 0; i < y.size(); i += 7)
+      y[i] *= 1.01;
+    const Shape s{3000};
+    for (const PolicySpec::Kind kind : {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp,
+                                        PolicySpec::Kind::relative}) {
+      PolicySpec p = policy(kind);
+      p.ulps = 1;
+      Scenario sc{fmt::format("{} policy {}", dtype_name(t), static_cast<int>(kind)),
+                  spec_of(t, p), make(t, s, y), make(DType::f64, s, x), make(t, s, x)};
+      both(sc);
+    }
+  }
+  Scenario tier{"exact tier", spec_of(DType::f32, policy(PolicySpec::Kind::relative)),
+                make(DType::f32, {4}, {1.0, -0.0, 2.0, 3.0}), make(DType::f64, {4}, {1, 0, 2, 3}),
+                make(DType::f32, {4}, {1.0, 0.0, 2.0, 3.0})};
+  tier.tier = Tier::exact;
+  tier.strict_zero = true;
+  EXPECT_FALSE(both(tier).pass());
+  Scenario no_golden{"reference only", spec_of(DType::f32, policy(PolicySpec::Kind::ulp,
+                                                                  Expected::reference)),
+                     make(DType::f32, {3}, {1.0, 2.0, k_inf}), make(DType::f64, {3}, {0, 0, 0}),
+                     make(DType::f32, {3}, {1.0, 2.0, k_inf})};
+  no_golden.with_golden = false;
+  EXPECT_TRUE(both(no_golden).pass());
+}
+
+TEST_F(DeviceCompare, ALargeOutputsBinnedPercentilesComeFromTheDevice) {
+  const std::size_t n = std::size_t{1} << 22;
+  const std::vector<double> g = normal_values(n, 6);
+  std::vector<double> c, r;
+  near(g, 7, 4, c);
+  near(g, 8, 1, r);
+  const Shape shape{1024, static_cast<std::int64_t>(n / 1024)};
+  Scenario s{"2^22 relative", spec_of(DType::f32, policy(PolicySpec::Kind::relative), 0),
+             make(DType::f32, shape, c), make(DType::f64, shape, g), make(DType::f32, shape, r)};
+  const OutputFinding f = both(s);
+  EXPECT_TRUE(f.stats.binned);
+  EXPECT_GT(f.stats.ulp.p50, 0.0);
+  EXPECT_LE(f.stats.ulp.p999, f.stats.ulp.max);
+}
+
+TEST(ComparatorHost, KernelsCompileUnderNvrtc) {
+  // The kernels compile without a GPU (NVRTC only), so CI proves they build.
+  CompileOptions o;
+  o.arch = 90;
+  o.kjudge_include = test::kjudge_include();
+  const CompiledModule m = compile_trusted_module(
+      "#include \"kjudge/detail/compare_kernels.cuh\"\n", "kjudge_compare_kernels.cu",
+      {"kj::cmp::judge_chunks<false, -1, -1>", "kj::cmp::combine_groups", "kj::cmp::percentiles"},
+      o);
+  EXPECT_FALSE(m.cubin.empty());
+  ASSERT_EQ(m.kernels.size(), 3u);
+  for (const KernelSymbol& k : m.kernels)
+    EXPECT_EQ(k.lowered.rfind("_ZN2kj3cmp", 0), 0u) << k.lowered;
+}
+
+} // namespace
+} // namespace kj
