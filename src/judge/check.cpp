@@ -29,6 +29,7 @@
 #include "judge/oracle.hpp"
 #include "judge/runner.hpp"
 #include "judge/task_pool.hpp"
+#include "judge/trace.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/host_backend.hpp"
@@ -101,6 +102,7 @@ struct RunSide {
   bool rerun = true;
   const std::set<const Case*>* screened = nullptr; // host: cases the race build runs first
   int timed_runs = 0; // bench: this many more runs of each public case that passed its own
+  PhaseTrace* trace = nullptr;
 
   Gathered gather(const Case& c);
 };
@@ -114,6 +116,7 @@ Gathered RunSide::gather(const Case& c) {
 
   CaseData data;
   try {
+    const PhaseTrace::Scope timed(*trace, "oracle case (inputs, golden, reference)");
     data = oracle.prepare(c);
   } catch (const SpecError& e) {
     return stopped(std::move(g), Reason::spec_error, e.what());
@@ -143,7 +146,10 @@ Gathered RunSide::gather(const Case& c) {
 
   const int runs = rerun ? 2 : 1;
   for (int run = 0; run < runs; ++run) {
-    RunOutcome r = candidate.run(c, data, run);
+    RunOutcome r = [&] {
+      const PhaseTrace::Scope timed(*trace, "candidate run (staging, worker, read-back)");
+      return candidate.run(c, data, run);
+    }();
     const std::string prefix = runs > 1 ? fmt::format("run {} of {}: ", run + 1, runs) : "";
     if (did_not_run(r)) {
       f.reason = r.reason;
@@ -390,6 +396,8 @@ CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string
 } // namespace
 
 Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options) {
+  PhaseTrace trace;
+  const PhaseTrace::Scope whole_check(trace, "check (all of it)");
   Verdict v;
   v.manifest.problem = problem.name;
   v.manifest.problem_hash = problem.hash;
@@ -485,6 +493,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       return fail_early(Reason::internal,
                         "timed runs on the GPU need kjudge bench's CUDA timing loop, which is not "
                         "built yet: time on the host backend (--backend host) for CPU time");
+    std::optional<PhaseTrace::Scope> set_up;
+    set_up.emplace(trace, "oracle set-up (context, reference and builtin builds)");
     if (backend == Backend::cuda) {
       ro.in_process = defence_disabled("isolation");
       context = std::make_unique<CudaContext>(options.device);
@@ -545,8 +555,13 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       };
     }
 
+    set_up.reset();
     std::unique_ptr<KernelUnderTest> runner = make_runner("candidate", candidate);
-    if (auto failed = runner->start()) {
+    const std::optional<StartFailure> start_failure = [&] {
+      const PhaseTrace::Scope timed(trace, "candidate start (compile, worker, load)");
+      return runner->start();
+    }();
+    if (const auto& failed = start_failure) {
       if (failed->unsupported) return skip(failed->message);
       return fail_early(failed->reason, failed->message);
     }
@@ -581,7 +596,10 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     std::deque<std::future<Assessed>> pending;
     bool halted = false;
     auto take_oldest = [&] {
-      Assessed a = pending.front().get();
+      Assessed a = [&] {
+        const PhaseTrace::Scope timed(trace, "wait for a comparison");
+        return pending.front().get();
+      }();
       pending.pop_front();
       if (halted) return; // a case after the one that stopped the check: dropped
       if (options.on_case) options.on_case(a.finding);
@@ -610,12 +628,14 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                             [&](const Case* c) { return screened.contains(c); });
     }
     running.screened = &screened;
+    running.trace = &trace;
     running.timed_runs = options.timed_runs;
     for (const Case* c : cases) {
       if (halted) break;
       Gathered g = running.gather(*c);
       const bool stop_after = g.stop;
-      pending.push_back(pool.submit([&host, g = std::move(g)]() mutable {
+      pending.push_back(pool.submit([&host, &trace, g = std::move(g)]() mutable {
+        const PhaseTrace::Scope timed(trace, "comparison (host, pool thread)");
         return host.assess(std::move(g));
       }));
       while (!pending.empty() && (pending.size() > window || ready(pending.front()) || stop_after))

@@ -49,6 +49,35 @@ HostTensor to_host(const DeviceTensor& t, const Shape& shape, CUstream stream) {
   return h;
 }
 
+namespace {
+
+// The tensors of a DeviceCompareInputs copied to the host, and the CompareInputs over them: the
+// way back for what the pass does not judge, and for exact percentiles.
+struct HostCopies {
+  HostTensor actual;
+  std::optional<HostTensor> golden, reference;
+  CompareInputs in;
+
+  HostCopies(const DeviceCompareInputs& d, CUstream s) : actual(to_host(d.actual, d.shape, s)) {
+    if (d.golden) golden = to_host(*d.golden, d.shape, s);
+    if (d.reference) reference = to_host(*d.reference, d.shape, s);
+    in.spec = d.spec;
+    in.actual = &actual;
+    in.golden = golden ? &*golden : nullptr;
+    in.reference = reference ? &*reference : nullptr;
+    in.nan = d.nan;
+    in.signed_zero_strict = d.signed_zero_strict;
+    in.tier = d.tier;
+    in.nan_in_inputs = d.nan_in_inputs;
+    in.extreme_in_inputs = d.extreme_in_inputs;
+    in.exact_percentiles = d.exact_percentiles;
+  }
+  HostCopies(const HostCopies&) = delete;
+  HostCopies& operator=(const HostCopies&) = delete;
+};
+
+} // namespace
+
 struct DeviceComparator::Impl {
   DeviceInfo device;
   std::unique_ptr<CudaLibrary> library;
@@ -173,16 +202,8 @@ public:
   }
 
   ErrorStats exact_statistics(const compare_params& p) override {
-    const HostTensor actual = to_host(in_.actual, in_.shape, s_);
-    std::optional<HostTensor> golden, reference;
-    if (in_.golden) golden = to_host(*in_.golden, in_.shape, s_);
-    if (in_.reference) reference = to_host(*in_.reference, in_.shape, s_);
-    CompareInputs host;
-    host.spec = in_.spec;
-    host.actual = &actual;
-    host.golden = golden ? &*golden : nullptr;
-    host.reference = reference ? &*reference : nullptr;
-    HostPassSource source(host);
+    const HostCopies host(in_, s_);
+    HostPassSource source(host.in);
     return source.exact_statistics(p);
   }
 
@@ -252,22 +273,8 @@ bool DeviceComparator::on_device(const DeviceCompareInputs& in) {
 OutputFinding DeviceComparator::compare(const DeviceCompareInputs& in, CUstream stream) {
   KJ_EXPECTS(in.spec != nullptr, "DeviceComparator::compare needs the output's spec");
   if (!on_device(in)) {
-    const HostTensor actual = to_host(in.actual, in.shape, stream);
-    std::optional<HostTensor> golden, reference;
-    if (in.golden) golden = to_host(*in.golden, in.shape, stream);
-    if (in.reference) reference = to_host(*in.reference, in.shape, stream);
-    CompareInputs host;
-    host.spec = in.spec;
-    host.actual = &actual;
-    host.golden = golden ? &*golden : nullptr;
-    host.reference = reference ? &*reference : nullptr;
-    host.nan = in.nan;
-    host.signed_zero_strict = in.signed_zero_strict;
-    host.tier = in.tier;
-    host.nan_in_inputs = in.nan_in_inputs;
-    host.extreme_in_inputs = in.extreme_in_inputs;
-    host.exact_percentiles = in.exact_percentiles;
-    return compare_output(host);
+    const HostCopies host(in, stream);
+    return compare_output(host.in);
   }
   const PassInputs p = pass_inputs_of(in);
   const std::optional<compare_params> params = pass_params(p);

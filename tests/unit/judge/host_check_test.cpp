@@ -3,8 +3,13 @@
 // racing line; a construct the CPU cannot run is a SKIP naming it; a read past every buffer
 // crashes on the arena's guard, and --exact-bounds names a read one element past an input;
 // host shapes replace the public and hidden ones. `kjudge bench` times public cases in CPU
-// time, says so, and fails a kernel whose timed outputs go stale. The whole suite's expectations on this backend are data, run by tools/expect (ctest's
+// time, says so, and fails a kernel whose timed outputs go stale. KJUDGE_TRACE=1 writes where a
+// check's time went. The whole suite's expectations on this backend are data, run by tools/expect (ctest's
 // Expectations.HostBackend).
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -79,6 +84,27 @@ TEST(HostCheck, ACorrectKernelPassesWithTrustHostAndItsBudgetStated) {
   for (std::size_t k = 0; k < 3; ++k)
     EXPECT_NE(v.cases[k].case_class, "perturbed") << v.cases[k].case_id;
   EXPECT_EQ(v.cases[3].case_class, "perturbed");
+}
+
+TEST(HostCheck, KjudgeTraceWritesWhereTheTimeWent) {
+  // In a child (the switch is read once a process): a check that stops at its first case.
+  const std::string command =
+      "KJUDGE_TRACE=1 XDG_CACHE_HOME=" + (fs::temp_directory_path() / "kjudge_host_check_test_cache").string() +
+      " " + KJ_KJUDGE_EXE + " check " + (problems() / "reduce_sum").string() + " --candidate " +
+      (problems() / "reduce_sum/traps/missing_syncthreads.cu").string() +
+      " --backend host --fail-fast 2>&1 >/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string err;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe) != nullptr)
+    err += buf.data();
+  const int status = pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err; // FAIL(nondeterministic)
+  for (const char* phase : {"kjudge-trace check (all of it): ", "kjudge-trace candidate start",
+                            "kjudge-trace oracle case", "kjudge-trace candidate run",
+                            "kjudge-trace comparison"})
+    EXPECT_NE(err.find(phase), std::string::npos) << phase << " in:\n" << err;
 }
 
 TEST(HostCheck, AMissingBarrierIsNondeterministicWithTheRacingLine) {
