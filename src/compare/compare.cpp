@@ -2,8 +2,10 @@
 // policies" defines it. The order is fixed: first the non-finite rules against the golden
 // rounded to the output dtype (they settle every element where the golden is not finite, and
 // fail every non-finite candidate value they do not excuse), then the policy on the elements
-// left, then the statistics and the one-line message every report shows. The GPU comparator
-// must agree with this file; its tests are the definition.
+// left, then the statistics and the one-line message every report shows. relative, allclose,
+// ulp and exact go to the one pass the GPU comparator runs too (pass.cpp, bit for bit the same
+// findings); this file judges the rest (ratio, regions, the metrics, integer outputs) element
+// by element, and its tests are the definition of all of them.
 #include "kjudge/compare.hpp"
 
 #include "format.hpp"

@@ -192,7 +192,7 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
   std::vector<detail::cmp_lane> lanes(k_threads);
   const bool scaled = detail::scaled_sums(p);
   std::vector<double> terms(3 * static_cast<std::size_t>(detail::cmp_chunk));
-  // The histograms' counts in any order: one run for every lane.
+  // The histograms' counts, in any order: one run of equal bins serves every lane.
   detail::cmp_hist_run runs;
   detail::empty_runs(runs);
   auto emit = [&](int h, unsigned int key, unsigned int n) {
