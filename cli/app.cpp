@@ -81,6 +81,9 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   serve->add_option("--cache", into.serve.cache, "the NVRTC cache folder");
   serve->add_option("--device", into.serve.device, "the CUDA device ordinal")
       ->check(CLI::NonNegativeNumber);
+  serve->add_option("--case-cache", into.serve.case_cache_mib,
+                    "MiB of inputs, goldens and references kept between requests (0: none)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 30));
   bench->add_option("--runs", into.bench.runs, "timed runs per public case (default 10)")
       ->check(CLI::Range(1, 1000000));
   return app;

@@ -3,6 +3,7 @@
 // help test can walk the same parser the user gets and compare it with docs/cli.md.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -61,6 +62,7 @@ struct ServeArgs {
   std::string backend = "auto"; // what a request that names none gets
   std::string cache;            // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
   int device = 0;
+  std::uint64_t case_cache_mib = 8192; // the oracle's cases kept between requests
 };
 
 // Everything the parser fills in.

@@ -116,6 +116,7 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.defaults.device = a.device;
   options.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
   options.defaults.self_exe = self_executable();
+  options.case_cache_bytes = a.case_cache_mib << 20;
   return serve(in, out, std::move(options));
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,16 @@ enum class Backend { automatic, cuda, host };
 std::string_view backend_name(Backend b);           // "auto", "cuda", "host"
 std::optional<Backend> parse_backend(std::string_view name);
 
+// The oracle's cases kept between checks of one judge (src/judge/case_cache.hpp): each case's
+// inputs, golden and reference made once per problem, backend and case.
+class CaseCache;
+struct CaseCacheStats {
+  std::uint64_t hits = 0, misses = 0, entries = 0, bytes = 0;
+};
+// A cache that holds at most `max_bytes` of host and device memory.
+std::shared_ptr<CaseCache> make_case_cache(std::uint64_t max_bytes);
+CaseCacheStats case_cache_stats(const CaseCache& cache);
+
 struct CheckOptions {
   CaseOptions cases;
   Backend backend = Backend::automatic;
@@ -42,6 +53,9 @@ struct CheckOptions {
   // Exact error percentiles (a selection over every judged element) instead of the binned ones
   // (compare.hpp's CompareInputs::exact_percentiles).
   bool exact_percentiles = false;
+  // Cases kept from earlier checks (null: none). Not used by timed runs (the reference's times
+  // are measured afresh) nor under the isolation test switch.
+  std::shared_ptr<CaseCache> case_cache;
   // Bench (host backend): after a public case's two runs pass, this many more runs of the
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;

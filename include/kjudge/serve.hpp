@@ -3,9 +3,11 @@
 // `bench`) and answers each with one line: the verdict, as `check --json` writes it, or an
 // error saying what was wrong with the request. Problems are loaded once (again when their
 // problem.toml changes); the compile caches stay warm across requests. The same engine, Judge,
-// is what a Python binding will drive.
+// is what a Python binding will drive. A case's inputs, golden and reference are made once per
+// problem and kept (ServeOptions::case_cache_bytes), so later candidates of a problem skip them.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <map>
@@ -23,6 +25,9 @@ struct ServeOptions {
   // What a request does not say: backend, device, cache folder, the worker executable, the
   // include folder, deadlines. Requests may set their own backend, case, fail_fast, runs, ...
   CheckOptions defaults;
+  // The oracle's cases kept between requests (inputs, golden, reference per problem and case),
+  // at most this many bytes of host and device memory; 0 keeps none.
+  std::uint64_t case_cache_bytes = std::uint64_t{8} << 30;
 };
 
 class Judge {
@@ -38,6 +43,9 @@ public:
   // whose launch plan does not parse is the candidate's failure: a FAIL(launch_error) verdict.
   // "id" is the request's own, echoed (null when it had none). Never throws.
   nlohmann::json handle(const nlohmann::json& request);
+
+  // The kept cases: hits, misses, entries, bytes (all zero without a cache).
+  CaseCacheStats case_cache_stats() const;
 
 private:
   struct CachedProblem;

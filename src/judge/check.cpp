@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "judge/case_cache.hpp"
 #include "judge/findings.hpp"
 #include "judge/host_oracle.hpp"
 #include "judge/host_runner.hpp"
@@ -71,7 +72,8 @@ struct Gathered {
   CaseFinding finding;  // id and class; a reason already when the runs failed
   bool stop = false;    // an ERROR, or a worker that cannot be replaced: no case after this one
   std::vector<Shape> output_shapes;
-  std::vector<HostTensor> golden, reference, old_outputs;
+  std::shared_ptr<const CaseData> data; // the golden and reference (perhaps from the cache)
+  std::vector<HostTensor> old_outputs;
   bool nan_in_inputs = false, extreme_in_inputs = false;
   std::vector<RunOutcome> done; // the runs that ran (one or two)
   std::vector<RunOutcome> timed; // bench: the timed runs after them
@@ -100,12 +102,33 @@ struct RunSide {
   KernelUnderTest& candidate;
   KernelUnderTest* against = nullptr;
   bool rerun = true;
-  const std::set<const Case*>* screened = nullptr; // host: cases the race build runs first
   int timed_runs = 0; // bench: this many more runs of each public case that passed its own
   PhaseTrace* trace = nullptr;
+  CaseCache* cache = nullptr;  // the cases of earlier checks, under cache_key + the case id
+  std::string cache_key{};
 
   Gathered gather(const Case& c);
+  std::shared_ptr<const CaseData> case_data(const Case& c);
 };
+
+// The case's inputs, golden and reference: from the cache, else made by the oracle (and kept).
+std::shared_ptr<const CaseData> RunSide::case_data(const Case& c) {
+  const std::string key = cache_key + c.id;
+  if (cache)
+    if (auto hit = cache->find(key)) return hit;
+  auto made = [&] {
+    const PhaseTrace::Scope timed(*trace, "oracle case (inputs, golden, reference)");
+    return std::make_shared<const CaseData>(oracle.prepare(c));
+  }();
+  if (cache) {
+    std::uint64_t bytes = made->input_bytes();
+    for (const auto* tensors : {&made->golden, &made->reference, &made->host_master})
+      for (const HostTensor& t : *tensors)
+        bytes += t.nbytes();
+    cache->insert(key, made, bytes);
+  }
+  return made;
+}
 
 Gathered RunSide::gather(const Case& c) {
   Gathered g;
@@ -114,14 +137,13 @@ Gathered RunSide::gather(const Case& c) {
   f.case_class = c.case_class();
   f.hidden = c.shapes.hidden;
 
-  CaseData data;
+  std::shared_ptr<const CaseData> shared;
   try {
-    const PhaseTrace::Scope timed(*trace, "oracle case (inputs, golden, reference)");
-    data = oracle.prepare(c);
+    shared = case_data(c);
   } catch (const SpecError& e) {
     return stopped(std::move(g), Reason::spec_error, e.what());
   }
-  data.race_screen = screened != nullptr && screened->contains(&c);
+  const CaseData& data = *shared;
   g.output_shapes = data.output_shapes;
   g.nan_in_inputs = data.nan_in_inputs;
   g.extreme_in_inputs = data.extreme_in_inputs;
@@ -185,10 +207,7 @@ Gathered RunSide::gather(const Case& c) {
     g.timed.push_back(std::move(r));
   }
   if (timed) g.reference_ms = data.reference_cpu_ms;
-  if (!g.done.empty()) {
-    g.golden = std::move(data.golden);
-    g.reference = std::move(data.reference);
-  }
+  if (!g.done.empty()) g.data = std::move(shared);
   return g;
 }
 
@@ -216,8 +235,8 @@ CompareInputs HostSide::compare_inputs(const Gathered& g, std::size_t o,
     in.reference = &g.old_outputs[o];
     in.tier = Tier::exact;
   } else {
-    in.golden = &g.golden[o];
-    in.reference = &g.reference[o];
+    in.golden = &g.data->golden[o];
+    in.reference = &g.data->reference[o];
     in.tier = problem.tier;
   }
   in.nan = problem.nan;
@@ -246,7 +265,8 @@ Assessed HostSide::assess(Gathered g) const {
             find_unwritten(a, poison_pattern(0, spec.dtype), b, poison_pattern(1, spec.dtype));
         if (u.count > 0) {
           f.outputs.push_back(
-              unwritten_finding(spec, shape, u, a, g.golden.empty() ? nullptr : &g.golden[o]));
+              unwritten_finding(spec, shape, u, a,
+                                g.data->golden.empty() ? nullptr : &g.data->golden[o]));
           continue;
         }
       }
@@ -486,7 +506,13 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     ro.input_hash = !defence_disabled("input_hash");
 
     // The backend: its oracle, and how it runs an untrusted kernel.
-    std::unique_ptr<CudaContext> context;
+    std::shared_ptr<CudaContext> context;
+    // Cases kept between checks: not for timed runs (the reference is timed afresh), nor under
+    // the isolation switch (whose expected outputs stay allocated for the candidate to find).
+    CaseCache* cache = options.case_cache && options.timed_runs == 0 &&
+                               !defence_disabled("isolation")
+                           ? options.case_cache.get()
+                           : nullptr;
     std::unique_ptr<CaseOracle> oracle;
     std::function<std::unique_ptr<KernelUnderTest>(std::string, const Candidate&)> make_runner;
     if (backend == Backend::cuda && options.timed_runs > 0)
@@ -497,7 +523,13 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     set_up.emplace(trace, "oracle set-up (context, reference and builtin builds)");
     if (backend == Backend::cuda) {
       ro.in_process = defence_disabled("isolation");
-      context = std::make_unique<CudaContext>(options.device);
+      // The cache's context keeps the primary context, and the cached device buffers, alive.
+      if (cache && cache->context && cache->context->info().ordinal == options.device)
+        context = cache->context;
+      else
+        context = std::make_shared<CudaContext>(options.device);
+      if (cache && !cache->context) cache->context = context;
+      if (cache && cache->context != context) cache = nullptr;
       const DeviceInfo& dev = context->info();
       v.manifest.gpu = dev.name;
       v.manifest.driver_version = driver_version_text(dev.driver_version);
@@ -627,8 +659,12 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       std::stable_partition(cases.begin(), cases.end(),
                             [&](const Case* c) { return screened.contains(c); });
     }
-    running.screened = &screened;
+    runner->set_race_screened(&screened);
+    if (old_runner) old_runner->set_race_screened(&screened);
     running.trace = &trace;
+    running.cache = cache;
+    running.cache_key = fmt::format("{}|{}|{}|{}|", problem.hash, backend_name(backend),
+                                    options.device, !options.against.has_value());
     running.timed_runs = options.timed_runs;
     for (const Case* c : cases) {
       if (halted) break;

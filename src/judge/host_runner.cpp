@@ -217,7 +217,8 @@ bool HostKernelRunner::finding_in_log(const Worker& w, const RunRequest& request
 
 RunOutcome HostKernelRunner::run(const Case& c, const CaseData& data, int run_index) {
   const bool checked = options_.exact_bounds ||
-                       (run_index == 0 && data.race_screen && options_.race_detection);
+                       (run_index == 0 && screened_ != nullptr && screened_->contains(&c) &&
+                        options_.race_detection);
   return run_in(checked ? checked_ : plain_, c, data, run_index);
 }
 

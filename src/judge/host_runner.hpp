@@ -7,7 +7,7 @@
 // here, as on the GPU.
 // The checked build (cuda_emulation.hpp: every load and store against kjudge's shadow memory)
 // runs in a worker of its own: for race screening, the first run of the cases marked for it
-// (CaseData::race_screen: the check marks the kRaceScreenedCases smallest unperturbed ones; it
+// (set_race_screened: the check marks the kRaceScreenedCases smallest unperturbed ones; it
 // costs several times the plain build's time, and a race in these kernels does not depend on
 // the shape), or every run under exact bounds. A worker whose checked build found something
 // leaves one line on its stderr, a file this side reads: a race is `nondeterministic`, an
@@ -32,6 +32,7 @@ public:
   RunOutcome run(const Case& c, const CaseData& data, int run_index) override;
   RunOutcome timed_run(const Case& c, const CaseData& data, int run_index) override;
   bool restartable() const override { return true; }
+  void set_race_screened(const std::set<const Case*>* cases) override { screened_ = cases; }
 
   // How many cases (the smallest) have their first run in the race-detecting worker.
   static constexpr int kRaceScreenedCases = 3;
@@ -58,6 +59,7 @@ private:
   HostCompileOptions host_;
   Worker plain_, checked_;
   ModuleMessage module_;
+  const std::set<const Case*>* screened_ = nullptr;
   HostBuiltModule built_; // the plan's view of the kernels (the module itself is the worker's)
   std::vector<std::size_t> index_of_launch_;
   std::vector<const PlanKernel*> per_launch_;

@@ -37,7 +37,6 @@ struct CaseData {
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   bool nan_in_inputs = false;        // a NaN special-value case
   bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
-  bool race_screen = false;          // host backend: run 1 goes to the race-detecting build
   // The reference's and golden's output buffers, kept allocated only under the isolation test
   // switch: there the candidate shares this process, and a harness without isolation keeps its
   // expected outputs in memory the candidate can address (the trap the switch demonstrates).

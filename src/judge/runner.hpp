@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,9 @@ public:
   }
   // Whether a worker lost to a crash can be replaced.
   virtual bool restartable() const = 0;
+  // Host backend: the cases whose first run goes to the race-detecting build (the check picks
+  // them); other backends have no such build.
+  virtual void set_race_screened(const std::set<const Case*>* cases) { (void)cases; }
 };
 
 // The pieces both backends' runners share.

@@ -54,8 +54,16 @@ struct Judge::CachedProblem {
   Problem problem;
 };
 
-Judge::Judge(ServeOptions options) : options_(std::move(options)) {}
+Judge::Judge(ServeOptions options) : options_(std::move(options)) {
+  if (!options_.defaults.case_cache && options_.case_cache_bytes > 0)
+    options_.defaults.case_cache = make_case_cache(options_.case_cache_bytes);
+}
 Judge::~Judge() = default;
+
+CaseCacheStats Judge::case_cache_stats() const {
+  return options_.defaults.case_cache ? kj::case_cache_stats(*options_.defaults.case_cache)
+                                      : CaseCacheStats{};
+}
 
 const Problem& Judge::problem(const fs::path& path) {
   std::error_code ec;

@@ -2,7 +2,8 @@
 // request, in order, with the request's id; a candidate by path and one as source text judged as
 // `check` judges them; every malformed request (not JSON, not an object, a field missing, of the
 // wrong type, unknown, both candidate forms, a problem that does not load) answered with its
-// kind and a message, and the stream goes on after it.
+// kind and a message, and the stream goes on after it. A problem's cases are made once: the next
+// candidate's check takes them from the case cache, with the same verdicts.
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -45,6 +46,49 @@ std::vector<json> answers_to(const std::string& requests) {
 
 std::string problem(const std::string& name) {
   return (fs::path(KJ_SOURCE_DIR) / "problems" / name).string();
+}
+
+TEST(Serve, KeepsEachCaseForTheNextCandidateOfTheProblem) {
+  ServeOptions o = host_serve_options();
+  o.defaults.fail_fast = false;
+  Judge judge(o);
+  auto request = [&](const std::string& candidate, const std::string& op = "check") {
+    return judge.handle({{"op", op}, {"problem", problem("vector_add")},
+                         {"candidate", problem("vector_add") + "/" + candidate}});
+  };
+  const json first = request("solutions/basic.cu");
+  ASSERT_TRUE(first.contains("verdict")) << first.dump();
+  EXPECT_EQ(first["verdict"]["outcome"], "PASS");
+  const std::size_t cases = first["verdict"]["cases"].size();
+  ASSERT_GT(cases, 0u);
+  CaseCacheStats s = judge.case_cache_stats();
+  EXPECT_EQ(s.hits, 0u);
+  EXPECT_EQ(s.misses, cases);
+  EXPECT_EQ(s.entries, cases);
+  EXPECT_GT(s.bytes, 0u);
+
+  // Another candidate of the problem: every case from the cache, the same cases judged.
+  const json second = request("solutions/grid_stride.cu");
+  EXPECT_EQ(second["verdict"]["outcome"], "PASS");
+  s = judge.case_cache_stats();
+  EXPECT_EQ(s.hits, cases);
+  EXPECT_EQ(s.misses, cases);
+  ASSERT_EQ(second["verdict"]["cases"].size(), cases);
+  for (std::size_t k = 0; k < cases; ++k)
+    EXPECT_EQ(second["verdict"]["cases"][k]["id"], first["verdict"]["cases"][k]["id"]);
+
+  // A kept case judges a wrong candidate as before: the cache changes no verdict.
+  const json trap = request("traps/off_by_one.cu");
+  EXPECT_EQ(trap["verdict"]["outcome"], "FAIL");
+  EXPECT_EQ(trap["verdict"]["reason"], "oob_write");
+  EXPECT_GT(judge.case_cache_stats().hits, cases);
+
+  // bench measures the reference afresh: it neither reads nor fills the cache.
+  const CaseCacheStats before = judge.case_cache_stats();
+  const json timed = request("solutions/basic.cu", "bench");
+  EXPECT_EQ(timed["verdict"]["outcome"], "PASS") << timed.dump().substr(0, 400);
+  EXPECT_EQ(judge.case_cache_stats().hits, before.hits);
+  EXPECT_EQ(judge.case_cache_stats().misses, before.misses);
 }
 
 TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
