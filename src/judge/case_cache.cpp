@@ -37,6 +37,13 @@ void CaseCache::insert(const std::string& key, std::shared_ptr<const judge::Case
   bytes_ += bytes;
 }
 
+void CaseCache::clear() {
+  entries_.clear();
+  recent_.clear();
+  bytes_ = 0;
+  context.reset();
+}
+
 CaseCacheStats CaseCache::stats() const {
   return {hits_, misses_, entries_.size(), bytes_};
 }

@@ -32,6 +32,9 @@ public:
   void insert(const std::string& key, std::shared_ptr<const judge::CaseData> data,
               std::uint64_t bytes);
   CaseCacheStats stats() const;
+  // Drops every entry, then the context: after a CUDA error in the oracle, whose context may be
+  // lost for good, the next check starts on a fresh one.
+  void clear();
 
   // The CUDA context the cached device buffers live in (null until a CUDA check makes one).
   std::shared_ptr<CudaContext> context;

@@ -141,6 +141,7 @@ Gathered RunSide::gather(const Case& c) {
   try {
     shared = case_data(c);
   } catch (const SpecError& e) {
+    if (cache) cache->clear(); // the reference may have lost the CUDA context: start afresh
     return stopped(std::move(g), Reason::spec_error, e.what());
   }
   const CaseData& data = *shared;
@@ -681,8 +682,11 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     while (!pending.empty())
       take_oldest();
   } catch (const SpecError& e) {
+    // The oracle's faults include a reference that lost its CUDA context: start afresh.
+    if (options.case_cache) options.case_cache->clear();
     return fail_early(Reason::spec_error, e.what());
   } catch (const CudaError& e) {
+    if (options.case_cache) options.case_cache->clear(); // its context may be lost
     return fail_early(Reason::internal, fmt::format("CUDA in the oracle: {}", e.what()));
   } catch (const UnsupportedOnHost& e) {
     return skip(e.what());

@@ -30,6 +30,10 @@ TEST(CaseCache, CountsHitsAndMissesAndKeepsWhatFits) {
   EXPECT_EQ(s.bytes, 40u);
   cache.insert("A|host|0|1|huge", data(), 101); // larger than the budget: refused
   EXPECT_EQ(cache.find("A|host|0|1|huge"), nullptr);
+  cache.clear();
+  EXPECT_EQ(cache.find("A|host|0|1|c0"), nullptr);
+  EXPECT_EQ(cache.stats().entries, 0u);
+  EXPECT_EQ(cache.stats().bytes, 0u);
 }
 
 TEST(CaseCache, AProblemsOwnCasesStayWhenItsWorkingSetIsLargerThanTheBudget) {
