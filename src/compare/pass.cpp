@@ -51,18 +51,7 @@ cmp_stats tree_of(std::vector<cmp_stats> stats) {
 } // namespace
 
 PassInputs pass_inputs(const CompareInputs& in) {
-  PassInputs p;
-  p.spec = in.spec;
-  p.shape = in.actual->shape();
-  p.has_golden = in.golden != nullptr;
-  p.has_reference = in.reference != nullptr;
-  p.nan = in.nan;
-  p.signed_zero_strict = in.signed_zero_strict;
-  p.tier = in.tier;
-  p.nan_in_inputs = in.nan_in_inputs;
-  p.extreme_in_inputs = in.extreme_in_inputs;
-  p.exact_percentiles = in.exact_percentiles;
-  return p;
+  return pass_inputs_of(in, in.actual->shape(), in.golden != nullptr, in.reference != nullptr);
 }
 
 SliceLayout slice_layout(const OutputSpec& spec, const Shape& shape) {

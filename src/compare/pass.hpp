@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kjudge/compare.hpp"
@@ -53,6 +54,23 @@ struct PassInputs {
   bool exact_percentiles = false;
 };
 PassInputs pass_inputs(const CompareInputs& in);
+
+// The fields every kind of compare inputs shares (CompareInputs, DeviceCompareInputs).
+template <class Inputs>
+PassInputs pass_inputs_of(const Inputs& in, Shape shape, bool has_golden, bool has_reference) {
+  PassInputs p;
+  p.spec = in.spec;
+  p.shape = std::move(shape);
+  p.has_golden = has_golden;
+  p.has_reference = has_reference;
+  p.nan = in.nan;
+  p.signed_zero_strict = in.signed_zero_strict;
+  p.tier = in.tier;
+  p.nan_in_inputs = in.nan_in_inputs;
+  p.extreme_in_inputs = in.extreme_in_inputs;
+  p.exact_percentiles = in.exact_percentiles;
+  return p;
+}
 
 // The pass's parameters for an output, after compare_output's checks of the inputs; nullopt
 // when the policy is not one the pass judges (integer outputs, ratio, regions, metrics).

@@ -220,19 +220,8 @@ private:
   CUstream s_;
 };
 
-PassInputs pass_inputs_of(const DeviceCompareInputs& in) {
-  PassInputs p;
-  p.spec = in.spec;
-  p.shape = in.shape;
-  p.has_golden = in.golden.has_value();
-  p.has_reference = in.reference.has_value();
-  p.nan = in.nan;
-  p.signed_zero_strict = in.signed_zero_strict;
-  p.tier = in.tier;
-  p.nan_in_inputs = in.nan_in_inputs;
-  p.extreme_in_inputs = in.extreme_in_inputs;
-  p.exact_percentiles = in.exact_percentiles;
-  return p;
+PassInputs device_pass_inputs(const DeviceCompareInputs& in) {
+  return pass_inputs_of(in, in.shape, in.golden.has_value(), in.reference.has_value());
 }
 
 } // namespace
@@ -262,7 +251,7 @@ bool DeviceComparator::on_device(const DeviceCompareInputs& in) {
   if (in.golden && in.golden->dtype != DType::f64) return false;
   if (in.reference && in.reference->dtype != in.spec->dtype) return false;
   try {
-    const PassInputs p = pass_inputs_of(in);
+    const PassInputs p = device_pass_inputs(in);
     if (!pass_params(p)) return false;
     return slice_layout(*in.spec, in.shape).outer == 1;
   } catch (const SpecError&) {
@@ -276,7 +265,7 @@ OutputFinding DeviceComparator::compare(const DeviceCompareInputs& in, CUstream 
     const HostCopies host(in, stream);
     return compare_output(host.in);
   }
-  const PassInputs p = pass_inputs_of(in);
+  const PassInputs p = device_pass_inputs(in);
   const std::optional<compare_params> params = pass_params(p);
   DevicePassSource source(*impl_, in, stream);
   return judge_in_one_pass(p, *params, source);
