@@ -55,20 +55,26 @@ struct PassInputs {
 };
 PassInputs pass_inputs(const CompareInputs& in);
 
-// The fields every kind of compare inputs shares (CompareInputs, DeviceCompareInputs).
+// The rules every kind of compare inputs carries (CompareInputs, DeviceCompareInputs,
+// PassInputs), copied from one kind to another.
+template <class From, class To>
+void copy_compare_rules(const From& from, To& to) {
+  to.spec = from.spec;
+  to.nan = from.nan;
+  to.signed_zero_strict = from.signed_zero_strict;
+  to.tier = from.tier;
+  to.nan_in_inputs = from.nan_in_inputs;
+  to.extreme_in_inputs = from.extreme_in_inputs;
+  to.exact_percentiles = from.exact_percentiles;
+}
+
 template <class Inputs>
 PassInputs pass_inputs_of(const Inputs& in, Shape shape, bool has_golden, bool has_reference) {
   PassInputs p;
-  p.spec = in.spec;
+  copy_compare_rules(in, p);
   p.shape = std::move(shape);
   p.has_golden = has_golden;
   p.has_reference = has_reference;
-  p.nan = in.nan;
-  p.signed_zero_strict = in.signed_zero_strict;
-  p.tier = in.tier;
-  p.nan_in_inputs = in.nan_in_inputs;
-  p.extreme_in_inputs = in.extreme_in_inputs;
-  p.exact_percentiles = in.exact_percentiles;
   return p;
 }
 

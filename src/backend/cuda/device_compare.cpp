@@ -61,16 +61,10 @@ struct HostCopies {
   HostCopies(const DeviceCompareInputs& d, CUstream s) : actual(to_host(d.actual, d.shape, s)) {
     if (d.golden) golden = to_host(*d.golden, d.shape, s);
     if (d.reference) reference = to_host(*d.reference, d.shape, s);
-    in.spec = d.spec;
+    copy_compare_rules(d, in);
     in.actual = &actual;
     in.golden = golden ? &*golden : nullptr;
     in.reference = reference ? &*reference : nullptr;
-    in.nan = d.nan;
-    in.signed_zero_strict = d.signed_zero_strict;
-    in.tier = d.tier;
-    in.nan_in_inputs = d.nan_in_inputs;
-    in.extreme_in_inputs = d.extreme_in_inputs;
-    in.exact_percentiles = d.exact_percentiles;
   }
   HostCopies(const HostCopies&) = delete;
   HostCopies& operator=(const HostCopies&) = delete;
