@@ -75,17 +75,32 @@ public:
   std::uint64_t count_not_pattern(CUdeviceptr p, std::size_t bytes, std::uint32_t pattern,
                                   CUstream s) const;
 
+  // One count of count_mismatched_bytes (b set) or count_not_pattern (b 0), for count_all.
+  struct ByteCount {
+    CUdeviceptr a = 0, b = 0;
+    std::size_t bytes = 0;
+    std::uint32_t pattern = 0;
+  };
+  static ByteCount mismatched_bytes(CUdeviceptr a, CUdeviceptr b, std::size_t bytes) {
+    return {a, b, bytes, 0};
+  }
+  static ByteCount not_pattern(CUdeviceptr p, std::size_t bytes, std::uint32_t pattern) {
+    return {p, 0, bytes, pattern};
+  }
+  // Every count's result, with one synchronisation of `s` for all of them (a run's red zones
+  // and inputs are a dozen small counts).
+  std::vector<std::uint64_t> count_all(const std::vector<ByteCount>& counts, CUstream s) const;
+
   // Whether compile_module's cache served the CUBIN.
   bool from_cache() const { return from_cache_; }
 
 private:
-  std::uint64_t count(CUdeviceptr a, CUdeviceptr b, bool against_pattern, std::size_t bytes,
-                      std::uint32_t pattern, CUstream s) const;
+  static constexpr std::size_t kCounters = 64; // counts per launch batch of count_all
 
   std::unique_ptr<CudaLibrary> library_;
   CUfunction generate_ = nullptr, widen_ = nullptr, round_ = nullptr, fill_ = nullptr,
              count_ = nullptr;
-  DeviceBuffer counter_;              // the counts' device accumulator, one call at a time
+  DeviceBuffer counter_;              // the counts' device accumulators, one call at a time
   mutable std::mutex counter_mutex_;
   bool from_cache_ = false;
 };

@@ -36,11 +36,10 @@ struct RegionConstants {
 };
 RegionConstants cann_constants(DType output);
 
-struct CompareInputs {
+// What an output is judged by beside its tensors; every kind of compare inputs (these host
+// ones, the GPU comparator's DeviceCompareInputs) carries it.
+struct CompareRules {
   const OutputSpec* spec = nullptr;     // dtype, shape, policy, slice
-  const HostTensor* actual = nullptr;   // candidate output, in the output dtype
-  const HostTensor* golden = nullptr;   // f64 golden (may be null for integer outputs)
-  const HostTensor* reference = nullptr;// same-precision reference, in the output dtype
   NanRule nan = NanRule::exempt;
   bool signed_zero_strict = false;
   Tier tier = Tier::tolerance;
@@ -52,6 +51,12 @@ struct CompareInputs {
   bool extreme_in_inputs = false;
   // Exact percentiles (a selection over every judged element) instead of the binned ones.
   bool exact_percentiles = false;
+};
+
+struct CompareInputs : CompareRules {
+  const HostTensor* actual = nullptr;   // candidate output, in the output dtype
+  const HostTensor* golden = nullptr;   // f64 golden (may be null for integer outputs)
+  const HostTensor* reference = nullptr;// same-precision reference, in the output dtype
 };
 
 // Judge one output. Throws SpecError when the policy needs a tensor that is missing (relative

@@ -30,17 +30,11 @@ struct DeviceTensor {
 };
 
 // CompareInputs with device tensors.
-struct DeviceCompareInputs {
-  const OutputSpec* spec = nullptr;
+struct DeviceCompareInputs : CompareRules {
   Shape shape;                          // of the candidate output, the golden and the reference
   DeviceTensor actual;
   std::optional<DeviceTensor> golden;   // f64 (another dtype goes the host's way)
   std::optional<DeviceTensor> reference;
-  NanRule nan = NanRule::exempt;
-  bool signed_zero_strict = false;
-  Tier tier = Tier::tolerance;
-  bool nan_in_inputs = false, extreme_in_inputs = false;
-  bool exact_percentiles = false;
 };
 
 class DeviceComparator {

@@ -41,6 +41,16 @@ struct CaseCacheStats {
 std::shared_ptr<CaseCache> make_case_cache(std::uint64_t max_bytes);
 CaseCacheStats case_cache_stats(const CaseCache& cache);
 
+// Worker processes started ahead of need (src/judge/spare_workers.hpp): a long-lived judge
+// gives each check a worker already past its process start and CUDA context, and starts the next
+// one while the check runs. A worker serves one check only.
+class SpareWorkers;
+struct SpareWorkerStats {
+  std::uint64_t taken_ready = 0, started_on_demand = 0;
+};
+std::shared_ptr<SpareWorkers> make_spare_workers();
+SpareWorkerStats spare_worker_stats(const SpareWorkers& spares);
+
 struct CheckOptions {
   CaseOptions cases;
   Backend backend = Backend::automatic;
@@ -53,9 +63,16 @@ struct CheckOptions {
   // Exact error percentiles (a selection over every judged element) instead of the binned ones
   // (compare.hpp's CompareInputs::exact_percentiles).
   bool exact_percentiles = false;
+  // CUDA: a case whose two runs left the same bytes is judged by the GPU comparator, where the
+  // outputs lie (the host comparator's finding, bit for bit, without copying them back); false
+  // judges every case on the host (the comparator's own test, or a suspicion of it).
+  bool gpu_comparator = true;
   // Cases kept from earlier checks (null: none). Not used by timed runs (the reference's times
   // are measured afresh) nor under the isolation test switch.
   std::shared_ptr<CaseCache> case_cache;
+  // Workers started ahead of need (null: each started when needed): the compile-only worker,
+  // and the CUDA worker.
+  std::shared_ptr<SpareWorkers> spare_workers;
   // Bench (host backend): after a public case's two runs pass, this many more runs of the
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;

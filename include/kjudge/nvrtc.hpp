@@ -40,6 +40,10 @@ struct CompileOptions {
   std::filesystem::path kjudge_include; // folder holding kjudge/device.cuh
   std::filesystem::path cache_dir;      // empty = no cache
   std::uint64_t cache_cap_bytes = 1ull << 30;
+  // header_set_hash(kjudge_include), when the caller has it already (a compile-only worker is a
+  // fresh process, and the walk over the toolkit's headers is most of a cached compile's time);
+  // empty: computed here.
+  std::string header_set_hash;
 };
 
 struct KernelSymbol {
@@ -94,8 +98,19 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
                               const std::vector<std::string>& name_expressions,
                               const CompileOptions& options);
 
+// The module compile_module would return from its cache for these arguments, without running
+// NVRTC (no compiler touches the source: safe in the oracle's process); nullopt when there is no
+// cache, no verified entry, or compile_module would throw.
+std::optional<CompiledModule> cached_module(std::string_view source, std::string_view file_name,
+                                            const std::vector<std::string>& name_expressions,
+                                            const CompileOptions& options);
+
 // Split a demangled signature "void k<4>(float const*, int)" into its parameter types.
 std::vector<std::string> demangled_param_types(std::string_view demangled);
+
+// What the compile cache keys the headers a compile can see by: kjudge's own (by content) and
+// the pinned toolkit's (by name, size and time); computed once per process and folder.
+std::string header_set_hash(const std::filesystem::path& kjudge_include);
 
 // "13.0" style version of the NVRTC library in use.
 std::string nvrtc_version();

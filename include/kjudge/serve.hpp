@@ -28,6 +28,9 @@ struct ServeOptions {
   // The oracle's cases kept between requests (inputs, golden, reference per problem and case),
   // at most this many bytes of host and device memory; 0 keeps none.
   std::uint64_t case_cache_bytes = std::uint64_t{8} << 30;
+  // Workers started ahead of need, so a request's check does not wait for a worker's process
+  // and CUDA context to start (each is used by one check, never by two candidates).
+  bool spare_workers = true;
 };
 
 class Judge {
@@ -46,6 +49,8 @@ public:
 
   // The kept cases: hits, misses, entries, bytes (all zero without a cache).
   CaseCacheStats case_cache_stats() const;
+  // Workers taken ready and started on demand (all zero without spares).
+  SpareWorkerStats spare_worker_stats() const;
 
 private:
   struct CachedProblem;

@@ -43,35 +43,16 @@ public:
 
 // What the pass and the finding need to know about an output besides its elements: the
 // CompareInputs without the tensors, which may live on the device.
-struct PassInputs {
-  const OutputSpec* spec = nullptr;
+struct PassInputs : CompareRules {
   Shape shape;
   bool has_golden = false, has_reference = false;
-  NanRule nan = NanRule::exempt;
-  bool signed_zero_strict = false;
-  Tier tier = Tier::tolerance;
-  bool nan_in_inputs = false, extreme_in_inputs = false;
-  bool exact_percentiles = false;
 };
 PassInputs pass_inputs(const CompareInputs& in);
 
-// The rules every kind of compare inputs carries (CompareInputs, DeviceCompareInputs,
-// PassInputs), copied from one kind to another.
-template <class From, class To>
-void copy_compare_rules(const From& from, To& to) {
-  to.spec = from.spec;
-  to.nan = from.nan;
-  to.signed_zero_strict = from.signed_zero_strict;
-  to.tier = from.tier;
-  to.nan_in_inputs = from.nan_in_inputs;
-  to.extreme_in_inputs = from.extreme_in_inputs;
-  to.exact_percentiles = from.exact_percentiles;
-}
-
-template <class Inputs>
-PassInputs pass_inputs_of(const Inputs& in, Shape shape, bool has_golden, bool has_reference) {
+inline PassInputs pass_inputs_of(const CompareRules& rules, Shape shape, bool has_golden,
+                                 bool has_reference) {
   PassInputs p;
-  copy_compare_rules(in, p);
+  static_cast<CompareRules&>(p) = rules;
   p.shape = std::move(shape);
   p.has_golden = has_golden;
   p.has_reference = has_reference;

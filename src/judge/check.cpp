@@ -4,9 +4,10 @@
 // in DESIGN.md's precedence: crash > timeout > oob_write > input_modified > unwritten_output >
 // nonfinite > nondeterministic > mismatch. Two backends share that path: CUDA (the oracle and
 // worker on the GPU) and host (both on the CPU, judge/host_oracle.hpp and host_runner.hpp); the
-// running side of a case is on the calling thread (which owns the CUDA context), its comparison
-// runs on a pool of threads while the next case runs, and findings are taken back in case
-// order. Everything that can go wrong ends in the verdict (FAIL for the candidate's faults,
+// running side of a case is on the calling thread (which owns the CUDA context). On CUDA a case
+// whose two runs agree byte for byte is judged there by the GPU comparator, its outputs never
+// leaving the device; every other case is judged on the host, on a pool of threads while the
+// next case runs; findings are taken back in case order. Everything that can go wrong ends in the verdict (FAIL for the candidate's faults,
 // ERROR for the problem's and kjudge's), never in an exception; a check asked for the CUDA
 // backend on a machine without a usable GPU, or for a kernel the host backend cannot run, is
 // a SKIP.
@@ -32,6 +33,7 @@
 #include "judge/task_pool.hpp"
 #include "judge/trace.hpp"
 #include "kjudge/compare.hpp"
+#include "kjudge/device_compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/host_backend.hpp"
 #include "kjudge/judge.hpp"
@@ -63,7 +65,7 @@ void settle(CaseFinding& c) {
 bool did_not_run(const RunOutcome& r) {
   return r.reason == Reason::crash || r.reason == Reason::timeout ||
          r.reason == Reason::launch_error || r.reason == Reason::internal ||
-         (r.reason != Reason::none && r.outputs.empty());
+         (r.reason != Reason::none && r.outputs.empty() && r.device_outputs.empty());
 }
 
 // What the GPU side of a case leaves for the comparison, all of it on the host, so the
@@ -74,8 +76,9 @@ struct Gathered {
   std::vector<Shape> output_shapes;
   std::shared_ptr<const CaseData> data; // the golden and reference (perhaps from the cache)
   std::vector<HostTensor> old_outputs;
-  bool nan_in_inputs = false, extreme_in_inputs = false;
   std::vector<RunOutcome> done; // the runs that ran (one or two)
+  // The outputs' findings when the GPU comparator made them (then `done` holds no outputs).
+  std::optional<std::vector<OutputFinding>> judged;
   std::vector<RunOutcome> timed; // bench: the timed runs after them
   std::vector<double> reference_ms; // bench: the reference's timed runs
 };
@@ -93,6 +96,20 @@ Gathered stopped(Gathered g, Reason reason, std::string message) {
   return g;
 }
 
+// The rules output `o` is judged by: the problem's (or, against an --against kernel, bit-exact).
+CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
+                           const CaseData& data, bool exact_percentiles) {
+  CompareRules r;
+  r.spec = &problem.outputs[o];
+  r.tier = against ? Tier::exact : problem.tier;
+  r.nan = problem.nan;
+  r.signed_zero_strict = problem.signed_zero_strict;
+  r.nan_in_inputs = data.nan_in_inputs;
+  r.extreme_in_inputs = data.extreme_in_inputs;
+  r.exact_percentiles = exact_percentiles;
+  return r;
+}
+
 // The running side of one case: the oracle's inputs, golden and reference, the --against
 // kernel's outputs, and the candidate's runs. On the GPU it runs on the thread that owns the
 // CUDA context.
@@ -106,9 +123,15 @@ struct RunSide {
   PhaseTrace* trace = nullptr;
   CaseCache* cache = nullptr;  // the cases of earlier checks, under cache_key + the case id
   std::string cache_key{};
+  // CUDA: the oracle's context and kernels, and the GPU comparator (all null on the host).
+  const CudaContext* context = nullptr;
+  const BuiltinKernels* builtins = nullptr;
+  DeviceComparator* comparator = nullptr;
+  bool exact_percentiles = false;
 
   Gathered gather(const Case& c);
   std::shared_ptr<const CaseData> case_data(const Case& c);
+  bool judge_on_device(Gathered& g, const CaseData& data);
 };
 
 // The case's inputs, golden and reference: from the cache, else made by the oracle (and kept).
@@ -120,13 +143,7 @@ std::shared_ptr<const CaseData> RunSide::case_data(const Case& c) {
     const PhaseTrace::Scope timed(*trace, "oracle case (inputs, golden, reference)");
     return std::make_shared<const CaseData>(oracle.prepare(c));
   }();
-  if (cache) {
-    std::uint64_t bytes = made->input_bytes();
-    for (const auto* tensors : {&made->golden, &made->reference, &made->host_master})
-      for (const HostTensor& t : *tensors)
-        bytes += t.nbytes();
-    cache->insert(key, made, bytes);
-  }
+  if (cache) cache->insert(key, made, made->resident_bytes());
   return made;
 }
 
@@ -146,8 +163,6 @@ Gathered RunSide::gather(const Case& c) {
   }
   const CaseData& data = *shared;
   g.output_shapes = data.output_shapes;
-  g.nan_in_inputs = data.nan_in_inputs;
-  g.extreme_in_inputs = data.extreme_in_inputs;
 
   if (against) {
     RunOutcome old = against->run(c, data, 0);
@@ -155,6 +170,7 @@ Gathered RunSide::gather(const Case& c) {
       return stopped(std::move(g), Reason::spec_error,
                      fmt::format("the --against kernel fails on this case: {}: {}",
                                  reason_name(old.reason), old.message));
+    if (context) outputs_to_host(old, problem, data.output_shapes, context->stream());
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
       if (!old.poisoned[o]) continue;
       const Unwritten u =
@@ -170,7 +186,7 @@ Gathered RunSide::gather(const Case& c) {
   const int runs = rerun ? 2 : 1;
   for (int run = 0; run < runs; ++run) {
     RunOutcome r = [&] {
-      const PhaseTrace::Scope timed(*trace, "candidate run (staging, worker, read-back)");
+      const PhaseTrace::Scope timed(*trace, "candidate run (all of it)");
       return candidate.run(c, data, run);
     }();
     const std::string prefix = runs > 1 ? fmt::format("run {} of {}: ", run + 1, runs) : "";
@@ -208,8 +224,75 @@ Gathered RunSide::gather(const Case& c) {
     g.timed.push_back(std::move(r));
   }
   if (timed) g.reference_ms = data.reference_cpu_ms;
-  if (!g.done.empty()) g.data = std::move(shared);
+  if (!g.done.empty()) {
+    if (!judge_on_device(g, data) && context) {
+      const PhaseTrace::Scope copied(*trace, "outputs copied to the host");
+      for (auto* outcomes : {&g.done, &g.timed})
+        for (RunOutcome& r : *outcomes)
+          outputs_to_host(r, problem, data.output_shapes, context->stream());
+    }
+    g.data = std::move(shared);
+  }
   return g;
+}
+
+// On the GPU: when both runs ran clean and left the same bytes in every output, no element can
+// be unwritten (the two runs' poisons differ in every element) and none differs between the
+// runs, so each output's finding is the policy's alone, and the GPU comparator makes it where
+// the outputs lie, with the host comparator's finding bit for bit. Any other case (a damaged
+// run, runs that differ, one run only, an --against kernel's outputs, timed runs) goes the
+// host's way, which explains unwritten and nondeterministic elements. False: not judged here.
+bool RunSide::judge_on_device(Gathered& g, const CaseData& data) {
+  if (!comparator || against || g.done.size() != 2 || !g.timed.empty() ||
+      g.finding.reason != Reason::none)
+    return false;
+  const std::size_t n_out = problem.outputs.size();
+  const RunOutcome& first = g.done[0];
+  const RunOutcome& second = g.done[1];
+  if (first.device_outputs.size() != n_out || second.device_outputs.size() != n_out ||
+      data.device_golden.size() != n_out || data.device_reference.size() != n_out)
+    return false;
+  const PhaseTrace::Scope timed(*trace, "comparison (GPU)");
+  const CUstream stream = context->stream();
+  std::vector<BuiltinKernels::ByteCount> counts;
+  for (std::size_t o = 0; o < n_out; ++o)
+    counts.push_back(BuiltinKernels::mismatched_bytes(
+        first.device_outputs[o].ptr(), second.device_outputs[o].ptr(),
+        static_cast<std::size_t>(checked_numel(data.output_shapes[o])) *
+            dtype_size(problem.outputs[o].dtype)));
+  for (const std::uint64_t differing : builtins->count_all(counts, stream))
+    if (differing != 0) return false;
+  std::vector<OutputFinding> findings;
+  try {
+    for (std::size_t o = 0; o < n_out; ++o) {
+      DeviceCompareInputs in;
+      static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, exact_percentiles);
+      in.shape = data.output_shapes[o];
+      const DType dtype = problem.outputs[o].dtype;
+      in.actual = {first.device_outputs[o].ptr(), dtype};
+      in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
+      // The golden of an integer output is in the output's dtype on the device; the host's
+      // copy is the f64 one compare_output takes.
+      if (is_float(dtype)) {
+        in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
+        findings.push_back(comparator->compare(in, stream));
+      } else {
+        const HostTensor actual = to_host(in.actual, in.shape, stream);
+        CompareInputs host_in;
+        static_cast<CompareRules&>(host_in) = in;
+        host_in.actual = &actual;
+        host_in.golden = &data.golden[o];
+        host_in.reference = &data.reference[o];
+        findings.push_back(compare_output(host_in));
+      }
+    }
+  } catch (const SpecError& e) {
+    g = stopped(std::move(g), Reason::spec_error, e.what());
+    return true;
+  }
+  g.judged = std::move(findings);
+  g.done.clear(); // their outputs are judged: nothing for the host side to hold
+  return true;
 }
 
 // The host side of one case: unwritten elements, the policy and the rerun's bits, per output.
@@ -230,27 +313,25 @@ struct HostSide {
 CompareInputs HostSide::compare_inputs(const Gathered& g, std::size_t o,
                                        const HostTensor& actual) const {
   CompareInputs in;
-  in.spec = &problem.outputs[o];
+  static_cast<CompareRules&>(in) = compare_rules(problem, o, against, *g.data, exact_percentiles);
   in.actual = &actual;
   if (against) {
     in.reference = &g.old_outputs[o];
-    in.tier = Tier::exact;
   } else {
     in.golden = &g.data->golden[o];
     in.reference = &g.data->reference[o];
-    in.tier = problem.tier;
   }
-  in.nan = problem.nan;
-  in.signed_zero_strict = problem.signed_zero_strict;
-  in.nan_in_inputs = g.nan_in_inputs;
-  in.extreme_in_inputs = g.extreme_in_inputs;
-  in.exact_percentiles = exact_percentiles;
   return in;
 }
 
 Assessed HostSide::assess(Gathered g) const {
   Assessed result{std::move(g.finding), g.stop};
   CaseFinding& f = result.finding;
+  if (g.judged) { // by the GPU comparator
+    f.outputs = std::move(*g.judged);
+    settle(f);
+    return result;
+  }
   if (g.done.empty()) return result;
 
   const RunOutcome& first = g.done.front();
@@ -505,6 +586,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     ro.redzone = !defence_disabled("redzone");
     ro.poison = !defence_disabled("poison");
     ro.input_hash = !defence_disabled("input_hash");
+    ro.trace = &trace;
+    ro.spares = options.spare_workers.get();
 
     // The backend: its oracle, and how it runs an untrusted kernel.
     std::shared_ptr<CudaContext> context;
@@ -515,6 +598,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                            ? options.case_cache.get()
                            : nullptr;
     std::unique_ptr<CaseOracle> oracle;
+    std::unique_ptr<DeviceComparator> comparator; // CUDA
+    const BuiltinKernels* cuda_builtins = nullptr;
     std::function<std::unique_ptr<KernelUnderTest>(std::string, const Candidate&)> make_runner;
     if (backend == Backend::cuda && options.timed_runs > 0)
       return fail_early(Reason::internal,
@@ -541,7 +626,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       compile.cache_dir = options.cache_dir;
       auto gpu_oracle =
           std::make_unique<Oracle>(problem, *context, compile, !options.against.has_value());
-      gpu_oracle->keep_device_results(defence_disabled("isolation"));
+      if (options.gpu_comparator) comparator = std::make_unique<DeviceComparator>(dev, compile);
+      cuda_builtins = &gpu_oracle->builtins();
       make_runner = [&, o = gpu_oracle.get()](std::string role, const Candidate& kernel) {
         return std::make_unique<KernelRunner>(std::move(role), kernel, problem, *o, ro);
       };
@@ -664,6 +750,10 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (old_runner) old_runner->set_race_screened(&screened);
     running.trace = &trace;
     running.cache = cache;
+    running.context = context.get();
+    running.builtins = cuda_builtins;
+    running.comparator = comparator.get();
+    running.exact_percentiles = options.exact_percentiles;
     running.cache_key = fmt::format("{}|{}|{}|{}|", problem.hash, backend_name(backend),
                                     options.device, !options.against.has_value());
     running.timed_runs = options.timed_runs;

@@ -39,12 +39,7 @@ json out_of_memory_json(std::uint64_t cap) {
 }
 
 json compile(const CompileRequest& r, std::uint64_t cap) {
-  CompileOptions options;
-  options.arch = r.arch;
-  options.arch_specific = r.arch_specific;
-  options.options = r.options;
-  options.kjudge_include = r.kjudge_include;
-  options.cache_dir = r.cache_dir;
+  const CompileOptions options = compile_options(r);
   try {
     const CompiledModule compiled = compile_module(r.source, r.file_name, r.expressions, options);
     ModuleMessage m;

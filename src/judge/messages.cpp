@@ -137,6 +137,17 @@ void read_naming(const json& j, Kernel& k) {
   k.param_types = get_strings(j, "param_types");
 }
 
+CompileOptions compile_options(const CompileRequest& r) {
+  CompileOptions options;
+  options.arch = r.arch;
+  options.arch_specific = r.arch_specific;
+  options.options = r.options;
+  options.kjudge_include = r.kjudge_include;
+  options.cache_dir = r.cache_dir;
+  options.header_set_hash = r.header_set_hash;
+  return options;
+}
+
 json to_json(const CompileRequest& r) {
   return {{"op", "compile"},
           {"source", r.source},
@@ -146,7 +157,8 @@ json to_json(const CompileRequest& r) {
           {"cache_dir", r.cache_dir},
           {"kjudge_include", r.kjudge_include},
           {"arch", r.arch},
-          {"arch_specific", r.arch_specific}};
+          {"arch_specific", r.arch_specific},
+          {"header_set_hash", r.header_set_hash}};
 }
 
 CompileRequest compile_request_from_json(const json& j) {
@@ -159,6 +171,7 @@ CompileRequest compile_request_from_json(const json& j) {
   r.kjudge_include = get_string(j, "kjudge_include");
   r.arch = get_int(j, "arch");
   r.arch_specific = get_bool(j, "arch_specific");
+  if (j.contains("header_set_hash")) r.header_set_hash = get_string(j, "header_set_hash");
   return r;
 }
 
@@ -235,6 +248,7 @@ json to_json(const RunRequest& r) {
             {"redzone_bytes", r.redzone_bytes},
             {"redzone_byte", r.redzone_byte}};
   if (r.arena_bytes != 0) j["arena_bytes"] = r.arena_bytes;
+  if (r.prepared) j["prepared"] = true;
   return j;
 }
 
@@ -295,6 +309,7 @@ RunRequest run_request_from_json(const json& j) {
   if (byte > 255) bad("field 'redzone_byte' exceeds a byte");
   r.redzone_byte = static_cast<std::uint8_t>(byte);
   if (j.contains("arena_bytes")) r.arena_bytes = get_u64(j, "arena_bytes");
+  if (j.contains("prepared")) r.prepared = get_bool(j, "prepared");
   return r;
 }
 

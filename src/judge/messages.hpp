@@ -85,6 +85,10 @@ struct RunRequest {
   std::uint64_t redzone_bytes = 0; // before and after every buffer
   std::uint8_t redzone_byte = 0;   // the red zones' fill
   std::uint64_t arena_bytes = 0;   // host backend: the shared arena's size for this run
+  // CUDA: the buffers are the worker's previous run's (the same names, sizes and red zones),
+  // kept, and the oracle has already written their contents, fills and red zones through its
+  // mappings of them: the worker launches only (and refuses when its buffers differ).
+  bool prepared = false;
 };
 
 struct BufferHandle {
@@ -112,7 +116,11 @@ struct CompileRequest {
   std::string kjudge_include; // folder holding kjudge/device.cuh; empty: the default
   int arch = 90;
   bool arch_specific = false;
+  std::string header_set_hash; // the oracle's (CompileOptions::header_set_hash); empty: none
 };
+
+// The compile options a request asks for.
+CompileOptions compile_options(const CompileRequest& request);
 
 // The compiled module as the compile-only worker replies it and the CUDA worker's "load"
 // receives it: the CUBIN and the kernels' symbols (the CUDA worker never sees the source).

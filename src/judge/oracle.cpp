@@ -85,6 +85,17 @@ std::uint64_t CaseData::input_bytes() const {
   return n;
 }
 
+std::uint64_t CaseData::resident_bytes() const {
+  std::uint64_t n = input_bytes();
+  for (const auto* tensors : {&golden, &reference})
+    for (const HostTensor& t : *tensors)
+      n += t.nbytes();
+  for (const auto* buffers : {&device_golden, &device_reference})
+    for (const DeviceBuffer& b : *buffers)
+      n += b.bytes();
+  return n;
+}
+
 std::uint64_t CaseData::output_bytes(const Problem& problem) const {
   std::uint64_t n = 0;
   for (std::size_t o = 0; o < problem.outputs.size() && o < output_shapes.size(); ++o)
@@ -279,9 +290,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
                                     return read_outputs();
                                   });
 
-  if (keep_device_results_)
-    for (auto& b : outputs)
-      data.device_results.push_back(std::move(b));
+  (golden ? data.device_golden : data.device_reference) = std::move(outputs);
   if (golden) {
     data.golden.clear();
     for (auto& t : host)

@@ -1,7 +1,8 @@
 // The trusted side of a check: the oracle makes each case's master inputs on the device, runs
 // the golden (the reference template in double, inputs widened exactly) and the same-precision
-// reference on private copies of them, and keeps the results on the host for the comparator.
-// None of its allocations is ever exported to a worker. A reference or golden that fails here
+// reference on private copies of them, and keeps the results on the device for the GPU
+// comparator and on the host for the host's. None of its allocations is ever exported to a
+// worker. A reference or golden that fails here
 // (does not compile, takes arguments its plan cannot give, crashes, writes its inputs, leaves
 // an output unwritten) is the problem's fault: SpecError, which the judge reports as
 // ERROR(spec_error).
@@ -37,11 +38,14 @@ struct CaseData {
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   bool nan_in_inputs = false;        // a NaN special-value case
   bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
-  // The reference's and golden's output buffers, kept allocated only under the isolation test
-  // switch: there the candidate shares this process, and a harness without isolation keeps its
-  // expected outputs in memory the candidate can address (the trap the switch demonstrates).
-  std::vector<DeviceBuffer> device_results;
+  // CUDA: the golden's (f64 for float outputs) and the reference's outputs where they were made,
+  // for the GPU comparator. Never exported: a worker in its own process cannot address them (a
+  // candidate in the oracle's process, under the isolation switch, can: the trap that switch
+  // demonstrates).
+  std::vector<DeviceBuffer> device_golden, device_reference;
   std::uint64_t input_bytes() const;
+  // Every byte the case holds, host and device: what keeping it in a cache costs.
+  std::uint64_t resident_bytes() const;
   std::uint64_t output_bytes(const Problem& problem) const;
 };
 
@@ -113,9 +117,6 @@ public:
 
   CaseData prepare(const Case& c) override;
 
-  // Keep each case's expected outputs allocated while the candidate runs (the isolation switch).
-  void keep_device_results(bool keep) { keep_device_results_ = keep; }
-
   const BuiltinKernels& builtins() const { return *builtins_; }
   const CudaContext& context() const { return context_; }
 
@@ -133,7 +134,6 @@ private:
   std::unique_ptr<Module> reference_module_, golden_module_;
   CompiledPlan reference_, golden_;
   bool need_golden_;
-  bool keep_device_results_ = false;
 };
 
 } // namespace kj::judge

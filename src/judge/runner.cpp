@@ -29,6 +29,13 @@ std::size_t bytes_of(DType dtype, const Shape& shape) {
   return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
 }
 
+// A worker process: a spare when the check keeps them, else started now.
+std::unique_ptr<WorkerProcess> start_worker(const RunnerOptions& options,
+                                            const std::vector<std::string>& argv) {
+  if (options.spares) return options.spares->take(argv);
+  return std::make_unique<WorkerProcess>(argv);
+}
+
 } // namespace
 
 std::optional<StartFailure> compile_in_worker(const std::string& role, const Candidate& kernel,
@@ -39,20 +46,6 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
   auto fail = [](Reason reason, std::string message) {
     return StartFailure{reason, std::move(message)};
   };
-  std::unique_ptr<WorkerProcess> compiler;
-  try {
-    compiler = std::make_unique<WorkerProcess>(std::vector<std::string>{
-        options.self_exe.string(), "--worker", "--compile-only", "--fd", "{fd}", "--memory-mb",
-        std::to_string(options.compile_memory_cap >> 20)});
-  } catch (const std::exception& e) {
-    return fail(Reason::internal, fmt::format("cannot start the compiler's worker: {}", e.what()));
-  }
-  const Reply hello = compiler->hello(after(options.startup_s));
-  if (hello.status != Reply::Status::ok)
-    return fail(Reason::internal,
-                fmt::format("the compiler's worker did not start: {}",
-                            hello.status == Reply::Status::error ? hello.error.message
-                                                                 : hello.detail));
   CompileRequest request;
   request.source = kernel.source.text;
   request.file_name = kernel.path.filename().string();
@@ -62,7 +55,33 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
   request.kjudge_include = options.kjudge_include;
   request.arch = arch;
   request.arch_specific = arch_specific;
+  // Walked once in this process (once per `kjudge serve`), not once per compile worker.
+  request.header_set_hash = header_set_hash(options.kjudge_include);
+  // A module the compile cache holds needs no compiler: it is read here, and no process starts.
+  if (auto hit = cached_module(request.source, request.file_name, request.expressions,
+                               compile_options(request))) {
+    module.cubin = std::move(hit->cubin);
+    module.kernels = std::move(hit->kernels);
+    module.log = std::move(hit->log);
+    module.from_cache = true;
+    return std::nullopt;
+  }
+  std::unique_ptr<WorkerProcess> compiler;
+  try {
+    compiler = start_worker(options, {options.self_exe.string(), "--worker", "--compile-only",
+                                      "--fd", "{fd}", "--memory-mb",
+                                      std::to_string(options.compile_memory_cap >> 20)});
+  } catch (const std::exception& e) {
+    return fail(Reason::internal, fmt::format("cannot start the compiler's worker: {}", e.what()));
+  }
+  const Reply hello = compiler->hello(after(options.startup_s));
+  if (hello.status != Reply::Status::ok)
+    return fail(Reason::internal,
+                fmt::format("the compiler's worker did not start: {}",
+                            hello.status == Reply::Status::error ? hello.error.message
+                                                                 : hello.detail));
   const Reply reply = compiler->request(to_json(request), after(options.compile_s));
+  if (options.spares) options.spares->retire(std::move(compiler)); // it exits on its own
   switch (reply.status) {
   case Reply::Status::ok:
     break;
@@ -129,9 +148,12 @@ KernelRunner::KernelRunner(std::string role, const Candidate& kernel, const Prob
   context_ = candidate_plan_context(role_, problem, kernel, oracle.context().info());
 }
 
-KernelRunner::~KernelRunner() = default;
+KernelRunner::~KernelRunner() { drop_worker(); }
 
 void KernelRunner::drop_worker() {
+  mapped_.clear();
+  if (options_.spares && !options_.in_process)
+    options_.spares->retire(std::move(link_));
   link_.reset();
 }
 
@@ -139,10 +161,14 @@ std::optional<StartFailure> KernelRunner::start() {
   const DeviceInfo& device = oracle_.context().info();
   // sm_90a and later: the architecture-specific instructions (wgmma, setmaxnreg) fast Hopper
   // kernels use. The CUBIN runs on exactly this device, which is the one it is compiled for.
-  if (auto failed = compile_in_worker(role_, kernel_, problem_, options_,
-                                      device.cc_major * 10 + device.cc_minor,
-                                      device.cc_major >= 9, index_of_launch_, module_))
-    return failed;
+  {
+    const PhaseTrace::Scope timed(options_.trace, "start: compile (compile-only worker)");
+    if (auto failed = compile_in_worker(role_, kernel_, problem_, options_,
+                                        device.cc_major * 10 + device.cc_minor,
+                                        device.cc_major >= 9, index_of_launch_, module_))
+      return failed;
+  }
+  const PhaseTrace::Scope timed(options_.trace, "start: worker, module loaded");
   return spawn_and_load(true);
 }
 
@@ -156,9 +182,8 @@ std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
     if (options_.in_process) {
       link_ = std::make_unique<InProcessWorker>(options_.device);
     } else {
-      link_ = std::make_unique<WorkerProcess>(
-          std::vector<std::string>{options_.self_exe.string(), "--worker", "--fd", "{fd}",
-                                   "--device", std::to_string(options_.device)});
+      link_ = start_worker(options_, {options_.self_exe.string(), "--worker", "--fd", "{fd}",
+                                      "--device", std::to_string(options_.device)});
     }
   } catch (const std::exception& e) {
     return fail(Reason::internal, fmt::format("cannot start a worker: {}", e.what()));
@@ -348,6 +373,33 @@ void settle_damage(RunOutcome& out) {
   }
 }
 
+bool KernelRunner::holds_buffers_of(const RunRequest& request) const {
+  if (!link_ || !link_->alive() || mapped_.size() != request.buffers.size()) return false;
+  for (std::size_t k = 0; k < mapped_.size(); ++k)
+    if (mapped_[k].name != request.buffers[k].name || mapped_[k].bytes != request.buffers[k].bytes ||
+        mapped_redzone_ != request.redzone_bytes)
+      return false;
+  return true;
+}
+
+void KernelRunner::refill_mapped(const RunRequest& request, const CaseData& data) {
+  const CUstream stream = oracle_.context().stream();
+  const std::uint64_t rz = request.redzone_bytes;
+  for (std::size_t k = 0; k < mapped_.size(); ++k) {
+    const BufferRequest& b = request.buffers[k];
+    const CUdeviceptr inner = mapped_[k].base + rz;
+    if (b.role == BufferRole::input)
+      copy_device(inner, data.master[k].ptr(), b.bytes, stream);
+    else if (b.fill.kind == Fill::Kind::zero)
+      fill_bytes(inner, 0, b.bytes, stream);
+    else if (b.fill.kind == Fill::Kind::pattern)
+      oracle_.builtins().fill_pattern(inner, b.bytes, b.fill.pattern, stream);
+    fill_bytes(mapped_[k].base, request.redzone_byte, rz, stream);
+    fill_bytes(inner + b.bytes, request.redzone_byte, rz, stream);
+  }
+  oracle_.context().synchronize();
+}
+
 RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index) {
   RunOutcome out;
   if (!link_ || !link_->alive()) {
@@ -369,27 +421,40 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
                 options_, request, out))
     return out;
 
-  // Staging copies: the worker copies from these, never from the master, which no other
-  // process ever maps.
   const CUstream stream = oracle_.context().stream();
   const BuiltinKernels& builtins = oracle_.builtins();
+  std::optional<PhaseTrace::Scope> phase;
+  // The same buffers as the worker's last run: they stay, refilled here through the mappings.
+  // Otherwise the worker makes new ones and copies the inputs from staging copies (never from
+  // the master, which no other process ever maps).
+  request.prepared = holds_buffers_of(request);
   std::vector<DeviceBuffer> staging;
-  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
-    const std::size_t bytes = request.buffers[i].bytes;
-    staging.emplace_back(std::max<std::size_t>(bytes, 1));
-    copy_device(staging.back().ptr(), data.master[i].ptr(), bytes, stream);
-  }
-  oracle_.context().synchronize();
-  for (std::size_t i = 0; i < staging.size(); ++i) {
-    if (options_.in_process)
-      request.buffers[i].source_ptr = staging[i].ptr();
-    else
-      request.buffers[i].source_ipc = ipc_handle_to_hex(export_ipc(staging[i].ptr()));
+  if (request.prepared) {
+    phase.emplace(options_.trace, "run: kept buffers refilled");
+    refill_mapped(request, data);
+  } else {
+    phase.emplace(options_.trace, "run: staging copies, exported");
+    mapped_.clear(); // the worker frees its buffers for new ones
+    for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
+      const std::size_t bytes = request.buffers[i].bytes;
+      staging.emplace_back(std::max<std::size_t>(bytes, 1));
+      copy_device(staging.back().ptr(), data.master[i].ptr(), bytes, stream);
+    }
+    oracle_.context().synchronize();
+    for (std::size_t i = 0; i < staging.size(); ++i) {
+      if (options_.in_process)
+        request.buffers[i].source_ptr = staging[i].ptr();
+      else
+        request.buffers[i].source_ipc = ipc_handle_to_hex(export_ipc(staging[i].ptr()));
+    }
   }
 
+  phase.emplace(options_.trace, "run: the worker's request");
   const Reply reply = link_->request(to_json(request), after(out.deadline_s));
+  phase.reset();
   staging.clear();
   if (reply.status != Reply::Status::ok) {
+    mapped_.clear();
     bool lost = false;
     RunOutcome failed = failed_run(reply, out, kernel_, data.reference_s, options_, lost);
     if (lost) drop_worker();
@@ -405,54 +470,88 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     out.message = e.what();
     return out;
   }
-  // Trust nothing: the reply must describe exactly the buffers asked for.
+  // Trust nothing: the reply must describe exactly the buffers asked for (and, for a prepared
+  // run, the very allocations already mapped).
   bool matches = got.buffers.size() == request.buffers.size();
   for (std::size_t k = 0; matches && k < got.buffers.size(); ++k)
     matches = got.buffers[k].name == request.buffers[k].name &&
               got.buffers[k].bytes == request.buffers[k].bytes &&
-              got.buffers[k].redzone_bytes == request.redzone_bytes;
+              got.buffers[k].redzone_bytes == request.redzone_bytes &&
+              (!request.prepared || (got.buffers[k].ipc == mapped_[k].ipc &&
+                                     got.buffers[k].ptr == mapped_[k].ptr));
   if (!matches) {
     drop_worker();
     out.reason = Reason::internal;
     out.message = "the worker's reply does not describe the buffers it was given";
     return out;
   }
-
-  const std::uint64_t rz = request.redzone_bytes;
-  std::vector<std::byte> before(rz), behind(rz);
-  for (std::size_t k = 0; k < got.buffers.size(); ++k) {
-    const BufferHandle& h = got.buffers[k];
-    const BufferRequest& asked = request.buffers[k];
-    std::unique_ptr<IpcMapping> mapping;
-    CUdeviceptr base = h.ptr;
-    if (!options_.in_process) {
-      mapping = std::make_unique<IpcMapping>(ipc_handle_from_hex(h.ipc));
-      base = mapping->ptr();
-    }
-    const CUdeviceptr inner = base + rz;
-    if (rz > 0) {
-      copy_to_host(before.data(), base, rz, stream);
-      copy_to_host(behind.data(), inner + asked.bytes, rz, stream);
-      const RedzoneScan scan = scan_redzones(before, behind, request.redzone_byte);
-      if (scan.damaged())
-        out.oob.push_back(redzone_message(role_name(asked.role), asked.name, scan));
-    }
-    if (asked.role == BufferRole::input && options_.input_hash) {
-      const std::uint64_t changed =
-          builtins.count_mismatched_bytes(inner, data.master[k].ptr(), asked.bytes, stream);
-      if (changed > 0)
-        out.inputs_modified.push_back(
-            fmt::format("input '{}': {} of {} bytes changed", asked.name, changed, asked.bytes));
-    }
-    if (asked.role == BufferRole::output) {
-      const std::size_t o = k - problem_.inputs.size();
-      HostTensor t(problem_.outputs[o].dtype, data.output_shapes[o]);
-      copy_to_host(t.bytes().data(), inner, t.nbytes(), stream);
-      out.outputs.push_back(std::move(t));
+  if (!request.prepared) {
+    phase.emplace(options_.trace, "run: new worker buffers mapped");
+    mapped_redzone_ = request.redzone_bytes;
+    for (const BufferHandle& h : got.buffers) {
+      Mapped m{h.name, h.bytes, h.ipc, h.ptr, nullptr, h.ptr};
+      if (!options_.in_process) {
+        m.mapping = std::make_unique<IpcMapping>(ipc_handle_from_hex(h.ipc));
+        m.base = m.mapping->ptr();
+      }
+      mapped_.push_back(std::move(m));
     }
   }
+
+  // What the run left, read where it lies: red zones, inputs against the master, the outputs
+  // copied into the oracle's own memory (the worker's are refilled by its next run), and to the
+  // host only when the check needs them there (outputs_to_host).
+  // One synchronisation for all of it: the counts of damaged red-zone bytes and changed input
+  // bytes, and the outputs' copies, queued together; the red zones themselves are read only
+  // where they were damaged, for the message.
+  phase.emplace(options_.trace, "run: red zones, inputs and outputs read");
+  const std::uint64_t rz = request.redzone_bytes;
+  const std::uint32_t redzone_pattern = 0x01010101u * request.redzone_byte;
+  std::vector<BuiltinKernels::ByteCount> counts;
+  for (std::size_t k = 0; k < got.buffers.size(); ++k) {
+    const BufferRequest& asked = request.buffers[k];
+    const CUdeviceptr base = mapped_[k].base;
+    const CUdeviceptr inner = base + rz;
+    counts.push_back(BuiltinKernels::not_pattern(base, rz, redzone_pattern));
+    counts.push_back(BuiltinKernels::not_pattern(inner + asked.bytes, rz, redzone_pattern));
+    const bool input_checked = asked.role == BufferRole::input && options_.input_hash;
+    counts.push_back(input_checked
+                         ? BuiltinKernels::mismatched_bytes(inner, data.master[k].ptr(), asked.bytes)
+                         : BuiltinKernels::ByteCount{}); // nothing to count
+    if (asked.role == BufferRole::output) {
+      out.device_outputs.emplace_back(std::max<std::size_t>(asked.bytes, 1));
+      copy_device(out.device_outputs.back().ptr(), inner, asked.bytes, stream);
+    }
+  }
+  const std::vector<std::uint64_t> counted = builtins.count_all(counts, stream);
+  std::vector<std::byte> before(rz), behind(rz);
+  for (std::size_t k = 0; k < got.buffers.size(); ++k) {
+    const BufferRequest& asked = request.buffers[k];
+    if (counted[3 * k] + counted[3 * k + 1] > 0) {
+      const CUdeviceptr base = mapped_[k].base;
+      copy_to_host(before.data(), base, rz, stream);
+      copy_to_host(behind.data(), base + rz + asked.bytes, rz, stream);
+      out.oob.push_back(redzone_message(role_name(asked.role), asked.name,
+                                        scan_redzones(before, behind, request.redzone_byte)));
+    }
+    if (const std::uint64_t changed = counted[3 * k + 2]; changed > 0)
+      out.inputs_modified.push_back(
+          fmt::format("input '{}': {} of {} bytes changed", asked.name, changed, asked.bytes));
+  }
+  phase.reset();
   settle_damage(out);
   return out;
+}
+
+void outputs_to_host(RunOutcome& run, const Problem& problem, const std::vector<Shape>& shapes,
+                     CUstream stream) {
+  if (run.device_outputs.empty() || !run.outputs.empty()) return;
+  for (std::size_t o = 0; o < run.device_outputs.size(); ++o) {
+    HostTensor t(problem.outputs[o].dtype, shapes[o]);
+    copy_to_host(t.bytes().data(), run.device_outputs[o].ptr(), t.nbytes(), stream);
+    run.outputs.push_back(std::move(t));
+  }
+  run.device_outputs.clear();
 }
 
 } // namespace kj::judge

@@ -1,10 +1,12 @@
 // An untrusted kernel source (the candidate, or the old kernel of --against) driven through a
-// worker: compile it in a compile-only worker (its own process, memory cap, deadline), start
-// the CUDA worker and load the module in it, then per case and run build the request (staging
-// copies of the master inputs, poison, red zones), wait with the watchdog's deadline, and read
-// back what the worker left, checking it in the oracle: red zones, input copies against the
-// master, outputs copied to the host. A worker that crashed or was killed is replaced before
-// the next run and loads the same module again.
+// worker: compile it in a compile-only worker (its own process, memory cap, deadline; a module
+// the compile cache holds is read without one), start the CUDA worker and load the module in
+// it, then per case and run build the request (staging copies of the master inputs, poison, red
+// zones; or, when the run needs the same buffers as the last, refill the worker's buffers
+// through the oracle's mappings of them), wait with the watchdog's deadline, and read what the
+// worker left where it lies, checking it in the oracle: red zones, input copies against the
+// master, outputs copied into the oracle's memory. A worker that crashed or was killed is
+// replaced before the next run and loads the same module again.
 #pragma once
 
 #include <filesystem>
@@ -16,6 +18,8 @@
 
 #include "judge/marshal.hpp"
 #include "judge/oracle.hpp"
+#include "judge/spare_workers.hpp"
+#include "judge/trace.hpp"
 #include "judge/worker_process.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/spec.hpp"
@@ -37,6 +41,8 @@ struct RunnerOptions {
   bool exact_bounds = false;
   double slowdown = 1;
   std::string cache_dir, kjudge_include;
+  PhaseTrace* trace = nullptr; // KJUDGE_TRACE: the parts of a run
+  SpareWorkers* spares = nullptr; // workers started ahead of need (null: started when needed)
   // Defences (off only under their test switches).
   bool redzone = true, poison = true, input_hash = true;
 };
@@ -59,7 +65,11 @@ struct RunOutcome {
   std::string message;
   std::vector<std::string> oob;             // one message per damaged buffer
   std::vector<std::string> inputs_modified; // one message per changed input
-  std::vector<HostTensor> outputs;          // per problem output, when it ran
+  // Per problem output, when it ran: on the host backend in `outputs`; on CUDA in
+  // `device_outputs` (copied out of the worker's memory into the oracle's), and in `outputs`
+  // only after outputs_to_host.
+  std::vector<HostTensor> outputs;
+  std::vector<DeviceBuffer> device_outputs;
   std::vector<bool> poisoned;               // per output: filled with run's poison
   double deadline_s = 0;
   // Host backend: the launches' CPU time (summed over the worker's CPU threads) and wall time.
@@ -119,6 +129,11 @@ RunOutcome failed_run(const Reply& reply, const RunOutcome& planned, const Candi
 // The reason and message of a run that damaged red zones or inputs (none when neither).
 void settle_damage(RunOutcome& out);
 
+// A CUDA run's outputs copied to the host (`outputs`), for the host's comparisons; nothing to do
+// for a run whose outputs are there already.
+void outputs_to_host(RunOutcome& run, const Problem& problem, const std::vector<Shape>& shapes,
+                     CUstream stream);
+
 class KernelRunner final : public KernelUnderTest {
 public:
   // `role`: "candidate" or "--against kernel", for messages.
@@ -134,6 +149,10 @@ public:
 private:
   std::optional<StartFailure> spawn_and_load(bool first);
   void drop_worker();
+  // Whether the worker holds, and this process maps, exactly the buffers `request` names.
+  bool holds_buffers_of(const RunRequest& request) const;
+  // The held buffers written for `request`: inputs from the master, fills, red zones.
+  void refill_mapped(const RunRequest& request, const CaseData& data);
 
   std::string role_;
   const Candidate& kernel_;
@@ -147,6 +166,18 @@ private:
   std::vector<PlanKernel> kernels_;
   std::vector<const PlanKernel*> per_launch_;
   PlanContext context_;
+  // The worker's buffers of its last run as this process maps them (kept while runs ask for
+  // the same buffers; cleared with a failed run or the worker).
+  struct Mapped {
+    std::string name;
+    std::uint64_t bytes = 0;
+    std::string ipc;       // the worker's handle
+    std::uint64_t ptr = 0; // in-process worker: its pointer
+    std::unique_ptr<IpcMapping> mapping;
+    CUdeviceptr base = 0;  // the allocation here, red zone included
+  };
+  std::vector<Mapped> mapped_;
+  std::uint64_t mapped_redzone_ = 0;
 };
 
 } // namespace kj::judge

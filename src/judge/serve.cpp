@@ -57,12 +57,19 @@ struct Judge::CachedProblem {
 Judge::Judge(ServeOptions options) : options_(std::move(options)) {
   if (!options_.defaults.case_cache && options_.case_cache_bytes > 0)
     options_.defaults.case_cache = make_case_cache(options_.case_cache_bytes);
+  if (!options_.defaults.spare_workers && options_.spare_workers)
+    options_.defaults.spare_workers = make_spare_workers();
 }
 Judge::~Judge() = default;
 
 CaseCacheStats Judge::case_cache_stats() const {
   return options_.defaults.case_cache ? kj::case_cache_stats(*options_.defaults.case_cache)
                                       : CaseCacheStats{};
+}
+
+SpareWorkerStats Judge::spare_worker_stats() const {
+  return options_.defaults.spare_workers ? kj::spare_worker_stats(*options_.defaults.spare_workers)
+                                         : SpareWorkerStats{};
 }
 
 const Problem& Judge::problem(const fs::path& path) {

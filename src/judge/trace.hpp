@@ -30,16 +30,19 @@ public:
   // Times the scope it lives in as one occurrence of `phase`.
   class Scope {
   public:
-    Scope(PhaseTrace& trace, const char* phase) : trace_(trace), phase_(phase) {
-      if (trace_.on_) start_ = std::chrono::steady_clock::now();
+    Scope(PhaseTrace& trace, const char* phase) : Scope(&trace, phase) {}
+    // No trace (nullptr): nothing is timed.
+    Scope(PhaseTrace* trace, const char* phase)
+        : trace_(trace != nullptr && trace->on_ ? trace : nullptr), phase_(phase) {
+      if (trace_) start_ = std::chrono::steady_clock::now();
     }
     ~Scope() {
-      if (!trace_.on_) return;
+      if (!trace_) return;
       const double ms = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start_)
                             .count();
-      const std::lock_guard<std::mutex> lock(trace_.mutex_);
-      Total& t = trace_.totals_[phase_];
+      const std::lock_guard<std::mutex> lock(trace_->mutex_);
+      Total& t = trace_->totals_[phase_];
       t.ms += ms;
       ++t.count;
     }
@@ -47,7 +50,7 @@ public:
     Scope& operator=(const Scope&) = delete;
 
   private:
-    PhaseTrace& trace_;
+    PhaseTrace* trace_;
     const char* phase_;
     std::chrono::steady_clock::time_point start_;
   };

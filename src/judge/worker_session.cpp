@@ -134,7 +134,19 @@ json WorkerSession::load(const ModuleMessage& module) {
   return to_json(reply);
 }
 
-json WorkerSession::run(const RunRequest& r) {
+bool WorkerSession::holds_buffers_of(const RunRequest& r) const {
+  if (r.buffers.size() != buffers_.size()) return false;
+  for (std::size_t k = 0; k < buffers_.size(); ++k)
+    if (r.buffers[k].name != buffers_[k].name || r.buffers[k].bytes != buffers_[k].bytes ||
+        r.redzone_bytes != buffers_[k].redzone)
+      return false;
+  return true;
+}
+
+// Fresh allocations for the request's buffers, filled as it asks: the inputs copied from the
+// oracle's staging copies, outputs and scratch with their fills, red zones with their byte.
+// Null when they all fit, else the out_of_memory reply.
+json WorkerSession::allocate(const RunRequest& r) {
   buffers_.clear();
   const CUstream stream = ctx_.stream();
   for (const BufferRequest& b : r.buffers) {
@@ -175,7 +187,17 @@ json WorkerSession::run(const RunRequest& r) {
     buffers_.push_back(std::move(a));
   }
   ctx_.synchronize();
+  return nullptr;
+}
 
+json WorkerSession::run(const RunRequest& r) {
+  if (r.prepared) {
+    if (!holds_buffers_of(r))
+      return error_json("internal", "a prepared run names buffers this worker does not hold");
+  } else if (json failed = allocate(r); !failed.is_null()) {
+    return failed;
+  }
+  const CUstream stream = ctx_.stream();
   std::map<std::string, CUdeviceptr> pointers;
   for (const auto& a : buffers_)
     pointers[a.name] = a.inner();
@@ -210,15 +232,17 @@ json WorkerSession::run(const RunRequest& r) {
 
   RunReply reply;
   reply.elapsed_ms = elapsed_ms;
-  for (const auto& a : buffers_) {
+  for (auto& a : buffers_) {
     BufferHandle h;
     h.name = a.name;
     h.redzone_bytes = a.redzone;
     h.bytes = a.bytes;
-    if (in_process_)
+    if (in_process_) {
       h.ptr = a.buffer.ptr();
-    else
-      h.ipc = ipc_handle_to_hex(export_ipc(a.buffer.ptr()));
+    } else {
+      if (a.ipc.empty()) a.ipc = ipc_handle_to_hex(export_ipc(a.buffer.ptr()));
+      h.ipc = a.ipc;
+    }
     reply.buffers.push_back(std::move(h));
   }
   return to_json(reply);

@@ -2,8 +2,10 @@
 // module the compile-only worker made (compile_worker.cpp; the source never comes here),
 // allocates each buffer between two red zones, copies its inputs from the oracle's staging
 // copies, fills outputs and scratch with the oracle's poison, launches the plan, synchronises
-// and hands every allocation back by CUDA IPC handle. It judges nothing: the oracle checks red
-// zones, poison and inputs itself. A sticky CUDA error ends the session (the context is dead);
+// and hands every allocation back by CUDA IPC handle. A "prepared" run (the same buffers as the
+// previous run) keeps the allocations, which the oracle has refilled through its mappings of
+// them, and only launches. It judges nothing: the oracle checks red zones, poison and inputs
+// itself. A sticky CUDA error ends the session (the context is dead);
 // any other launch error is reported and the session goes on.
 //
 // The session also runs inside the oracle for the `isolation` test switch (InProcessWorker):
@@ -47,8 +49,12 @@ private:
     DeviceBuffer buffer;
     std::size_t redzone = 0;
     std::size_t bytes = 0;
+    std::string ipc; // the exported handle (hex), made once
     CUdeviceptr inner() const { return buffer.ptr() + redzone; }
   };
+  // Whether `request` names exactly the buffers held (names, sizes, red zones, in order).
+  bool holds_buffers_of(const RunRequest& request) const;
+  nlohmann::json allocate(const RunRequest& request);
 
   nlohmann::json load(const ModuleMessage& module);
   nlohmann::json run(const RunRequest& request);

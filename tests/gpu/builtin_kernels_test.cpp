@@ -493,6 +493,38 @@ TEST_F(Builtin, PatternFillAndCountsAtAnyAlignment) {
   EXPECT_EQ(k().count_mismatched_bytes(buf.ptr(), other.ptr(), 0, stream()), 0u);
 }
 
+// count_all: many counts of both kinds in one call (more than one batch of accumulators),
+// each with the result the single call gives; an empty count is 0.
+TEST_F(Builtin, CountAllGivesEachCountsOwnResult) {
+  const std::size_t total = 1 << 18; // 150 windows of 1000 bytes, none overlapping
+  DeviceBuffer a(total), b(total);
+  k().fill_pattern(a.ptr(), total, 0xA5A5A5A5u, stream());
+  k().fill_pattern(b.ptr(), total, 0xA5A5A5A5u, stream());
+  std::vector<BuiltinKernels::ByteCount> counts;
+  std::vector<std::uint64_t> want;
+  for (std::size_t k_ = 0; k_ < 150; ++k_) {
+    const std::size_t offset = 1000 * k_ + k_ % 5, len = 300 + k_;
+    // k_ % 9 damaged bytes in a, inside the window this count reads.
+    const std::size_t damaged = std::min(k_ % 9, len);
+    for (std::size_t i = 0; i < damaged; ++i)
+      fill_bytes(a.ptr() + offset + 3 * i, 0, 1, stream());
+    counts.push_back(k_ % 2 == 0 ? BuiltinKernels::not_pattern(a.ptr() + offset, len, 0xA5A5A5A5u)
+                                 : BuiltinKernels::mismatched_bytes(a.ptr() + offset,
+                                                                    b.ptr() + offset, len));
+    want.push_back(damaged);
+  }
+  counts.push_back({});
+  want.push_back(0);
+  const std::vector<std::uint64_t> got = k().count_all(counts, stream());
+  EXPECT_EQ(got, want);
+  for (std::size_t k_ = 0; k_ < 150; k_ += 37)
+    EXPECT_EQ(counts[k_].b == 0 ? k().count_not_pattern(counts[k_].a, counts[k_].bytes,
+                                                        counts[k_].pattern, stream())
+                                : k().count_mismatched_bytes(counts[k_].a, counts[k_].b,
+                                                             counts[k_].bytes, stream()),
+              want[k_]);
+}
+
 TEST_F(Builtin, PatternsOnALargeBuffer) {
   const std::size_t bytes = (std::size_t{256} << 20) + 5;  // the vector path, many blocks
   DeviceBuffer a(bytes + 3), b(bytes + 3);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -218,6 +219,38 @@ __global__ void k(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(judge("vector_add", c, fail_fast()).reason, Reason::mismatch);
 }
 
+// ---- the GPU comparator inside the check ------------------------------------------------------
+
+// A verdict's cases as the JSON report has them: every finding, message and number.
+nlohmann::json cases_of(const Verdict& v) {
+  nlohmann::json j = to_json(v);
+  return {j["outcome"], j["reason"], j["message"], j["cases"]};
+}
+
+// A case whose two runs agree byte for byte is judged on the GPU; the verdict must be the one
+// the host comparator gives, case by case and number by number, passing or failing.
+TEST_F(Check, TheGpuComparatorsVerdictIsTheHosts) {
+  struct Pick {
+    const char* problem;
+    const char* file;
+  };
+  for (const Pick& p : {Pick{"softmax", "solutions/warp_shuffle.cu"},
+                        Pick{"softmax", "traps/zeros.cu"},
+                        Pick{"softmax", "traps/no_max_subtraction.cu"},
+                        Pick{"layernorm", "traps/eps_outside_sqrt.cu"},
+                        Pick{"matmul", "traps/k_tail_dropped.cu"},
+                        Pick{"reduce_sum", "solutions/split_two_pass.cu"},
+                        Pick{"relu", "traps/fmax_drops_nan.cu"}}) {
+    CheckOptions on_host = options();
+    on_host.gpu_comparator = false;
+    const fs::path file = problem_dir(p.problem) / p.file;
+    const Verdict gpu = judge(p.problem, file);
+    const Verdict host = judge(p.problem, file, on_host);
+    EXPECT_GT(gpu.cases_total, 5) << p.problem << "/" << p.file;
+    EXPECT_EQ(cases_of(gpu).dump(1), cases_of(host).dump(1)) << p.problem << "/" << p.file;
+  }
+}
+
 // ---- crashes, timeouts, launch and compile errors ---------------------------------------------
 
 const std::string kCrash = kVectorAddPlan + R"cu(
@@ -372,8 +405,10 @@ struct CliRun {
 };
 
 // `kjudge ARGS...` with stdout captured (posix_spawn: this process may hold a CUDA context),
-// with `extra_env` ("NAME=value") added to this process's environment.
-CliRun kjudge(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {}) {
+// with `extra_env` ("NAME=value") added to this process's environment; stderr after stdout in
+// `out` with `with_stderr`, else dropped.
+CliRun kjudge(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {},
+              bool with_stderr = false) {
   const fs::path out = temp_dir() / "stdout.txt";
   std::vector<std::string> argv{KJ_KJUDGE_EXE};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -384,7 +419,10 @@ CliRun kjudge(const std::vector<std::string>& args, const std::vector<std::strin
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  if (with_stderr)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  else
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   std::vector<std::string> env_strings(extra_env);
   for (char** e = environ; *e != nullptr; ++e)
     env_strings.emplace_back(*e); // after extra_env: getenv takes the first of a name
@@ -419,6 +457,26 @@ TEST_F(Check, CliJsonAndExitCodes) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("FAIL(oob_write)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kjudge check"), std::string::npos) << r.out; // the replay command
+}
+
+// The GPU comparator really judges: KJUDGE_TRACE counts one GPU comparison per case of a
+// passing candidate (its runs agree), and none with the comparator off.
+TEST_F(Check, APassingCandidatesCasesAreJudgedOnTheGpu) {
+  const std::string dir = problem_dir("softmax").string();
+  const std::string cache = "--cache=" + (temp_dir() / "cache").string();
+  const fs::path json_file = temp_dir() / "traced.json";
+  const CliRun r = kjudge({"check", dir, "--candidate", dir + "/solutions/block_reduce.cu",
+                           "--json", json_file.string(), cache},
+                          {"KJUDGE_TRACE=1"}, true);
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::string gpu_line;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("kjudge-trace comparison (GPU): ", 0) == 0) gpu_line = line;
+  const int cases = nlohmann::json::parse(std::ifstream(json_file))["cases_total"].get<int>();
+  EXPECT_GT(cases, 10);
+  EXPECT_NE(gpu_line.find(" ms in " + std::to_string(cases) + " ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kjudge-trace outputs copied to the host"), std::string::npos) << r.out;
 }
 
 // ---- without a GPU ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "kjudge/builtin_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <type_traits>
 
@@ -255,7 +256,7 @@ BuiltinKernels::BuiltinKernels(const CompileOptions& options) {
   round_ = library_->function(module.kernels[2].lowered);
   fill_ = library_->function(module.kernels[3].lowered);
   count_ = library_->function(module.kernels[4].lowered);
-  counter_ = DeviceBuffer(sizeof(unsigned long long));
+  counter_ = DeviceBuffer(kCounters * sizeof(unsigned long long));
 }
 
 BuiltinKernels::~BuiltinKernels() = default;
@@ -304,33 +305,42 @@ void BuiltinKernels::fill_pattern(CUdeviceptr dst, std::size_t bytes, std::uint3
   launch_1d(fill_, span_work(span), params, s);
 }
 
-std::uint64_t BuiltinKernels::count(CUdeviceptr a, CUdeviceptr b, bool against_pattern,
-                                    std::size_t bytes, std::uint32_t pattern, CUstream s) const {
-  if (bytes == 0) return 0;
-  detail::byte_span span = split_span(a, against_pattern ? nullptr : &b, bytes);
-  const auto* a_ptr = reinterpret_cast<const unsigned char*>(a);
-  const auto* b_ptr = reinterpret_cast<const unsigned char*>(b);
-  unsigned int p = pattern;
-  int against = against_pattern ? 1 : 0;
-  // One accumulator for every call: the lock covers reset, kernel and read-back.
+std::vector<std::uint64_t> BuiltinKernels::count_all(const std::vector<ByteCount>& counts,
+                                                     CUstream s) const {
+  std::vector<std::uint64_t> results(counts.size(), 0);
+  // One set of accumulators for every call: the lock covers reset, kernels and read-back.
   const std::lock_guard<std::mutex> lock(counter_mutex_);
-  auto* counter_ptr = reinterpret_cast<unsigned long long*>(counter_.ptr());
-  void* params[] = {&a_ptr, &b_ptr, &span, &p, &against, &counter_ptr};
-  fill_bytes(counter_.ptr(), 0, sizeof(unsigned long long), s);
-  launch_1d(count_, span_work(span), params, s);
-  unsigned long long result = 0;
-  copy_to_host(&result, counter_.ptr(), sizeof result, s); // synchronises s
-  return result;
+  for (std::size_t first = 0; first < counts.size(); first += kCounters) {
+    const std::size_t n = std::min(kCounters, counts.size() - first);
+    fill_bytes(counter_.ptr(), 0, n * sizeof(unsigned long long), s);
+    for (std::size_t k = 0; k < n; ++k) {
+      const ByteCount& c = counts[first + k];
+      if (c.bytes == 0) continue;
+      const bool against_pattern = c.b == 0;
+      detail::byte_span span = split_span(c.a, against_pattern ? nullptr : &c.b, c.bytes);
+      const auto* a_ptr = reinterpret_cast<const unsigned char*>(c.a);
+      const auto* b_ptr = reinterpret_cast<const unsigned char*>(c.b);
+      unsigned int p = c.pattern;
+      int against = against_pattern ? 1 : 0;
+      auto* counter_ptr = reinterpret_cast<unsigned long long*>(counter_.ptr()) + k;
+      void* params[] = {&a_ptr, &b_ptr, &span, &p, &against, &counter_ptr};
+      launch_1d(count_, span_work(span), params, s);
+    }
+    std::array<unsigned long long, kCounters> got{};
+    copy_to_host(got.data(), counter_.ptr(), n * sizeof(unsigned long long), s); // synchronises
+    std::copy_n(got.begin(), n, results.begin() + static_cast<std::ptrdiff_t>(first));
+  }
+  return results;
 }
 
 std::uint64_t BuiltinKernels::count_mismatched_bytes(CUdeviceptr a, CUdeviceptr b,
                                                      std::size_t bytes, CUstream s) const {
-  return count(a, b, false, bytes, 0, s);
+  return count_all({mismatched_bytes(a, b, bytes)}, s).front();
 }
 
 std::uint64_t BuiltinKernels::count_not_pattern(CUdeviceptr p, std::size_t bytes,
                                                 std::uint32_t pattern, CUstream s) const {
-  return count(p, 0, true, bytes, pattern, s);
+  return count_all({not_pattern(p, bytes, pattern)}, s).front();
 }
 
 } // namespace kj

@@ -61,7 +61,7 @@ struct HostCopies {
   HostCopies(const DeviceCompareInputs& d, CUstream s) : actual(to_host(d.actual, d.shape, s)) {
     if (d.golden) golden = to_host(*d.golden, d.shape, s);
     if (d.reference) reference = to_host(*d.reference, d.shape, s);
-    copy_compare_rules(d, in);
+    static_cast<CompareRules&>(in) = d;
     in.actual = &actual;
     in.golden = golden ? &*golden : nullptr;
     in.reference = reference ? &*reference : nullptr;

@@ -558,12 +558,29 @@ std::string nvrtc_version() {
   return fmt::format("{}.{}", major, minor);
 }
 
-CompiledModule compile_module(std::string_view source, std::string_view file_name,
-                              const std::vector<std::string>& name_expressions,
-                              const CompileOptions& options) {
-  const std::string file(file_name);
+std::string header_set_hash(const fs::path& kjudge_include) {
+  return cuda_cache::pinned_header_set_hash(kjudge_include, toolkit_include_dirs());
+}
+
+namespace {
+
+// What a compile of `source` runs NVRTC with, and its cache key.
+struct CompilePlan {
+  std::string file, src, arch_suffix;
+  std::vector<std::string> argv;
+  std::string key;
+};
+
+// The checks before any compile (a NUL byte, includes off the list: CompileError; kjudge's
+// reserved options, an empty expression, an unsupported arch, no toolkit headers:
+// InternalError), then the NVRTC arguments and the cache key.
+CompilePlan plan_compile(std::string_view source, std::string_view file_name,
+                         const std::vector<std::string>& name_expressions,
+                         const CompileOptions& options) {
+  CompilePlan plan;
+  plan.file = std::string(file_name);
   if (source.find('\0') != std::string_view::npos) {
-    const std::string message = fmt::format("{}: the source contains a NUL byte", file);
+    const std::string message = fmt::format("{}: the source contains a NUL byte", plan.file);
     throw CompileError(message, message);
   }
   check_includes(source, file_name);
@@ -588,29 +605,55 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
                         "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda (looked for "
                         "include/cuda_fp16.h)");
 
-  const std::string arch_suffix =
-      fmt::format("{}{}", options.arch, options.arch_specific ? "a" : "");
+  plan.arch_suffix = fmt::format("{}{}", options.arch, options.arch_specific ? "a" : "");
   // A fixed seed for the names NVRTC gives internal-linkage symbols: without it they carry the
   // process id and a random word, so the same source gives a different CUBIN in every process.
   // Modules are never linked together (no -rdc), so the names need not differ between modules.
-  std::vector<std::string> argv = {"--gpu-architecture=sm_" + arch_suffix, "-std=c++17",
-                                   "-frandom-seed=1"};
+  plan.argv = {"--gpu-architecture=sm_" + plan.arch_suffix, "-std=c++17", "-frandom-seed=1"};
   if (!options.kjudge_include.empty())
-    argv.push_back("--include-path=" + options.kjudge_include.string());
+    plan.argv.push_back("--include-path=" + options.kjudge_include.string());
   for (const auto& dir : toolkit)
-    argv.push_back("--include-path=" + dir.string());
-  argv.insert(argv.end(), options.options.begin(), options.options.end());
+    plan.argv.push_back("--include-path=" + dir.string());
+  plan.argv.insert(plan.argv.end(), options.options.begin(), options.options.end());
 
-  const std::string src(source);
+  plan.src = std::string(source);
   cuda_cache::KeyParts key_parts{
       cuda_cache::build_id(),
       cuda_cache::nvrtc_library_identity(),
-      cuda_cache::pinned_header_set_hash(options.kjudge_include, toolkit),
-      argv,
-      file,
+      options.header_set_hash.empty()
+          ? cuda_cache::pinned_header_set_hash(options.kjudge_include, toolkit)
+          : options.header_set_hash,
+      plan.argv,
+      plan.file,
       name_expressions,
-      src};
-  const std::string key = cuda_cache::cache_key(key_parts);
+      plan.src};
+  plan.key = cuda_cache::cache_key(key_parts);
+  return plan;
+}
+
+} // namespace
+
+std::optional<CompiledModule> cached_module(std::string_view source, std::string_view file_name,
+                                            const std::vector<std::string>& name_expressions,
+                                            const CompileOptions& options) {
+  if (options.cache_dir.empty()) return std::nullopt;
+  try {
+    return cuda_cache::load(options.cache_dir,
+                            plan_compile(source, file_name, name_expressions, options).key);
+  } catch (const std::exception&) {
+    return std::nullopt; // compile_module says what is wrong
+  }
+}
+
+CompiledModule compile_module(std::string_view source, std::string_view file_name,
+                              const std::vector<std::string>& name_expressions,
+                              const CompileOptions& options) {
+  const CompilePlan plan = plan_compile(source, file_name, name_expressions, options);
+  const std::string& file = plan.file;
+  const std::string& src = plan.src;
+  const std::vector<std::string>& argv = plan.argv;
+  const std::string& arch_suffix = plan.arch_suffix;
+  const std::string& key = plan.key;
   if (!options.cache_dir.empty()) {
     if (auto hit = cuda_cache::load(options.cache_dir, key)) return std::move(*hit);
   }

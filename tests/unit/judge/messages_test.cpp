@@ -104,6 +104,16 @@ TEST(Messages, HostArenaFieldsRoundTrip) {
   EXPECT_EQ(back.buffers[1].arena_offset, 196608u);
 }
 
+// A CUDA run on the buffers the worker already holds: the flag travels; a fresh run leaves it
+// out of the message.
+TEST(Messages, PreparedRunRoundTrip) {
+  RunRequest r = sample_run();
+  EXPECT_FALSE(to_json(r).contains("prepared"));
+  EXPECT_FALSE(run_request_from_json(wire(to_json(r))).prepared);
+  r.prepared = true;
+  EXPECT_TRUE(run_request_from_json(wire(to_json(r))).prepared);
+}
+
 TEST(Messages, CompileRequestRoundTrip) {
   CompileRequest r;
   r.source = "__global__ void k(float* x) {}\n";

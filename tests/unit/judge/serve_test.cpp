@@ -4,6 +4,9 @@
 // wrong type, unknown, both candidate forms, a problem that does not load) answered with its
 // kind and a message, and the stream goes on after it. A problem's cases are made once: the next
 // candidate's check takes them from the case cache, with the same verdicts.
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -89,6 +93,31 @@ TEST(Serve, KeepsEachCaseForTheNextCandidateOfTheProblem) {
   EXPECT_EQ(timed["verdict"]["outcome"], "PASS") << timed.dump().substr(0, 400);
   EXPECT_EQ(judge.case_cache_stats().hits, before.hits);
   EXPECT_EQ(judge.case_cache_stats().misses, before.misses);
+}
+
+// A candidate the compile cache does not hold is compiled in a compile-only worker: the first
+// request's is started on demand, with a spare behind it, which the next request takes.
+TEST(Serve, StartsTheNextCompileWorkerAheadOfNeed) {
+  Judge judge(host_serve_options());
+  std::ifstream file(problem("vector_add") + "/solutions/basic.cu");
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (int k = 0; k < 2; ++k) {
+    // A comment no earlier run wrote: a source the cache cannot hold.
+    const std::string fresh =
+        text + fmt::format("// {} {} {}\n", ::getpid(), k,
+                           std::chrono::steady_clock::now().time_since_epoch().count());
+    const json answer = judge.handle({{"problem", problem("vector_add")}, {"source", fresh}});
+    ASSERT_TRUE(answer.contains("verdict")) << answer.dump();
+    EXPECT_EQ(answer["verdict"]["outcome"], "PASS") << answer.dump().substr(0, 400);
+    EXPECT_EQ(judge.spare_worker_stats().started_on_demand, 1u);
+    EXPECT_EQ(judge.spare_worker_stats().taken_ready, static_cast<std::uint64_t>(k));
+  }
+  ServeOptions none = host_serve_options();
+  none.spare_workers = false;
+  Judge without(none);
+  (void)without.handle({{"problem", problem("vector_add")},
+                        {"candidate", problem("vector_add") + "/solutions/basic.cu"}});
+  EXPECT_EQ(without.spare_worker_stats().started_on_demand, 0u);
 }
 
 TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {

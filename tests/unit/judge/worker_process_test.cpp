@@ -23,6 +23,7 @@
 
 #include "judge/protocol.hpp"
 #include "support/own_command_line.hpp"
+#include "judge/spare_workers.hpp"
 #include "judge/worker_process.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
@@ -242,6 +243,30 @@ TEST(WorkerProcess, AFreshWorkerServesAfterADeadOne) {
   WorkerProcess fresh(fake("echo"));
   ASSERT_EQ(fresh.hello(in_ms(10000)).status, Reply::Status::ok);
   EXPECT_EQ(fresh.request({{"op", "run"}}, in_ms(10000)).status, Reply::Status::ok);
+}
+
+// A long-lived judge's spares: the first call starts its worker on demand and one more to wait;
+// the next call gets that one (a process of its own, greeted, never asked anything before) and
+// another starts in its place. Workers of another command line are not interchangeable.
+TEST(SpareWorkers, HandsOutTheWaitingWorkerAndStartsTheNext) {
+  kj::SpareWorkers spares;
+  const std::unique_ptr<WorkerProcess> first = spares.take(fake("echo"));
+  const std::unique_ptr<WorkerProcess> second = spares.take(fake("echo"));
+  kj::SpareWorkerStats stats = kj::spare_worker_stats(spares);
+  EXPECT_EQ(stats.started_on_demand, 1u);
+  EXPECT_EQ(stats.taken_ready, 1u);
+  ASSERT_NE(first->pid(), second->pid());
+  for (WorkerProcess* w : {first.get(), second.get()}) {
+    const Reply hello = w->hello(in_ms(10000));
+    ASSERT_EQ(hello.status, Reply::Status::ok) << hello.detail;
+    EXPECT_EQ(hello.message["pid"].get<long long>(), static_cast<long long>(w->pid()));
+    EXPECT_EQ(w->request({{"op", "ping"}}, in_ms(10000)).status, Reply::Status::ok);
+  }
+  const std::unique_ptr<WorkerProcess> other = spares.take(fake("segv"));
+  stats = kj::spare_worker_stats(spares);
+  EXPECT_EQ(stats.started_on_demand, 2u);
+  EXPECT_EQ(stats.taken_ready, 1u);
+  EXPECT_EQ(other->hello(in_ms(10000)).status, Reply::Status::ok);
 }
 
 TEST(WorkerProcess, AShellThatExitsAtOnceIsDeadAtHello) {

@@ -79,6 +79,34 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_EQ(second.kernels[0].extern_c, first.kernels[0].extern_c);
 }
 
+// cached_module reads what compile_module stored, and never compiles: nothing before the first
+// compile, nothing without a cache folder or for another source, and the stored module after;
+// a precomputed header_set_hash gives the same key as the one computed inside.
+TEST_F(CacheTest, CachedModuleOnlyReads) {
+  EXPECT_FALSE(kj::cached_module(source, "t.cu", {"twice<float>"}, options()));
+  EXPECT_TRUE(files().empty());
+  const auto compiled = kj::compile_module(source, "t.cu", {"twice<float>"}, options());
+  kj::CompileOptions with_hash = options();
+  with_hash.header_set_hash = kj::header_set_hash(with_hash.kjudge_include);
+  for (const kj::CompileOptions& o : {options(), with_hash}) {
+    const auto hit = kj::cached_module(source, "t.cu", {"twice<float>"}, o);
+    ASSERT_TRUE(hit);
+    EXPECT_TRUE(hit->from_cache);
+    EXPECT_EQ(hit->cache_key, compiled.cache_key);
+    EXPECT_EQ(hit->cubin, compiled.cubin);
+    ASSERT_EQ(hit->kernels.size(), 1u);
+    EXPECT_EQ(hit->kernels[0].lowered, compiled.kernels[0].lowered);
+  }
+  EXPECT_FALSE(kj::cached_module(source, "t.cu", {"twice<double>"}, options()));
+  EXPECT_FALSE(kj::cached_module(std::string(source) + "\n", "t.cu", {"twice<float>"}, options()));
+  kj::CompileOptions no_cache = options();
+  no_cache.cache_dir.clear();
+  EXPECT_FALSE(kj::cached_module(source, "t.cu", {"twice<float>"}, no_cache));
+  // An include off the list fails compile_module; here it is simply not a hit.
+  EXPECT_FALSE(kj::cached_module("#include <stdio.h>\n", "t.cu", {"k"}, options()));
+  EXPECT_EQ(files().size(), 1u);
+}
+
 TEST_F(CacheTest, KeyMovesWithEveryInput) {
   const auto base = kj::compile_module(source, "t.cu", {"twice<float>"}, options()).cache_key;
   auto o = options();
