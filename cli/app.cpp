@@ -79,8 +79,14 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                     "where kernels run unless a request says: auto, cuda, host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   serve->add_option("--cache", into.serve.cache, "the NVRTC cache folder");
-  serve->add_option("--device", into.serve.device, "the CUDA device ordinal")
-      ->check(CLI::NonNegativeNumber);
+  const CLI::Range ordinal(0, 1023); // says "not in range 0 to 1023" for "x" too
+  auto* device = serve->add_option("--device", into.serve.device, "the CUDA device ordinal")
+                     ->check(ordinal);
+  serve->add_option("--devices", into.serve.devices,
+                    "GPUs to spread requests over, one judge each (e.g. 0,1)")
+      ->delimiter(',')
+      ->check(ordinal)
+      ->excludes(device);
   serve->add_option("--case-cache", into.serve.case_cache_mib,
                     "MiB of inputs, goldens and references kept between requests (0: none)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 30));

@@ -62,6 +62,7 @@ struct ServeArgs {
   std::string backend = "auto"; // what a request that names none gets
   std::string cache;            // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
   int device = 0;
+  std::vector<int> devices;     // several: one judge per device, requests spread over them
   std::uint64_t case_cache_mib = 8192; // the oracle's cases kept between requests
 };
 

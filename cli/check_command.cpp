@@ -117,6 +117,7 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
   options.defaults.self_exe = self_executable();
   options.case_cache_bytes = a.case_cache_mib << 20;
+  options.devices = a.devices;
   return serve(in, out, std::move(options));
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,10 @@ struct ServeOptions {
   // Workers started ahead of need, so a request's check does not wait for a worker's process
   // and CUDA context to start (each is used by one check, never by two candidates).
   bool spare_workers = true;
+  // The GPUs requests are spread over (`kjudge serve --devices 0,1`): one judge per device, each
+  // with its own thread, case cache and workers, taking the next request when it is free; the
+  // answers still come in the order of the requests. Empty or one: defaults.device alone.
+  std::vector<int> devices;
 };
 
 class Judge {
@@ -61,8 +66,9 @@ private:
 };
 
 // Reads requests from `in` until it ends, answers each on `out` (one line each, flushed, in
-// the order of the requests); a line that is not JSON gets a bad_request answer naming the line.
-// Blank lines are skipped. Returns 0.
+// the order of the requests, as soon as it and every earlier answer are ready); a line that is
+// not JSON gets a bad_request answer naming the line. Blank lines are skipped. With several
+// ServeOptions::devices, requests are judged concurrently, one judge per device. Returns 0.
 int serve(std::istream& in, std::ostream& out, ServeOptions options);
 
 } // namespace kj

@@ -3,7 +3,11 @@
 // cache, and the loop. Judging itself is kj::check's and kj::bench's.
 #include "kjudge/serve.hpp"
 
+#include <condition_variable>
+#include <deque>
 #include <istream>
+#include <mutex>
+#include <thread>
 #include <ostream>
 #include <set>
 
@@ -150,20 +154,97 @@ json Judge::handle(const json& request) {
   }
 }
 
+namespace {
+
+// A request line's answer: the judge's, or a bad_request for a line that is not JSON.
+json answer_to(Judge& judge, const std::string& line, long number) {
+  try {
+    return judge.handle(json::parse(line));
+  } catch (const json::parse_error& e) {
+    return error_answer(nullptr, "bad_request",
+                        fmt::format("line {}: not JSON: {}", number, e.what()));
+  }
+}
+
+void write_answer(std::ostream& out, const json& answer) {
+  // Compiler messages in a verdict may hold bytes that are not UTF-8: replaced, not thrown.
+  out << answer.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+}
+
+// Requests spread over one judge per device, each on its own thread (its CUDA context is
+// current there); the reader queues each request with its place in the stream, and whoever
+// finishes an answer writes every answer that is ready in order from the next one due.
+int serve_on_devices(std::istream& in, std::ostream& out, const ServeOptions& options) {
+  struct Request {
+    long place = 0, line_number = 0;
+    std::string line;
+  };
+  std::mutex mutex;
+  std::condition_variable more;
+  std::deque<Request> queue;
+  bool input_ended = false;
+  std::map<long, json> ready;
+  long next_due = 0;
+
+  auto finished = [&](long place, json answer) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    ready.emplace(place, std::move(answer));
+    for (auto it = ready.find(next_due); it != ready.end(); it = ready.find(next_due)) {
+      write_answer(out, it->second);
+      ready.erase(it);
+      ++next_due;
+    }
+  };
+  std::vector<std::thread> judges;
+  for (const int device : options.devices) {
+    judges.emplace_back([&, device] {
+      ServeOptions own = options;
+      own.devices.clear();
+      own.defaults.device = device;
+      Judge judge(std::move(own));
+      for (;;) {
+        Request r;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          more.wait(lock, [&] { return !queue.empty() || input_ended; });
+          if (queue.empty()) return;
+          r = std::move(queue.front());
+          queue.pop_front();
+        }
+        finished(r.place, answer_to(judge, r.line, r.line_number));
+      }
+    });
+  }
+  std::string line;
+  long place = 0;
+  for (long number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back({place++, number, std::move(line)});
+    }
+    more.notify_one();
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    input_ended = true;
+  }
+  more.notify_all();
+  for (auto& t : judges)
+    t.join();
+  return 0;
+}
+
+} // namespace
+
 int serve(std::istream& in, std::ostream& out, ServeOptions options) {
+  if (options.devices.size() > 1) return serve_on_devices(in, out, options);
+  if (options.devices.size() == 1) options.defaults.device = options.devices.front();
   Judge judge(std::move(options));
   std::string line;
   for (long number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json answer;
-    try {
-      answer = judge.handle(json::parse(line));
-    } catch (const json::parse_error& e) {
-      answer = error_answer(nullptr, "bad_request",
-                            fmt::format("line {}: not JSON: {}", number, e.what()));
-    }
-    // Compiler messages in a verdict may hold bytes that are not UTF-8: replaced, not thrown.
-    out << answer.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    write_answer(out, answer_to(judge, line, number));
   }
   return 0;
 }

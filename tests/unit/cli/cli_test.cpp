@@ -109,6 +109,14 @@ TEST(CliArgs, BadArgumentsExit2WithAHint) {
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "sometimes")) << r.err;
   EXPECT_TRUE(r.out.empty());
+
+  // serve: one judge per device, or one device; an ordinal that is not one.
+  r = kjudge({"serve", "--devices", "0,1", "--device", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--device excludes --devices")) << r.err;
+  r = kjudge({"serve", "--devices", "0,x"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "Value x not in range 0 to 1023")) << r.err;
 }
 
 // ---- compare ----

@@ -37,10 +37,10 @@ ServeOptions host_serve_options() {
   return o;
 }
 
-std::vector<json> answers_to(const std::string& requests) {
+std::vector<json> answers_to(const std::string& requests, ServeOptions options = host_serve_options()) {
   std::istringstream in(requests);
   std::ostringstream out;
-  EXPECT_EQ(serve(in, out, host_serve_options()), 0);
+  EXPECT_EQ(serve(in, out, std::move(options)), 0);
   std::vector<json> answers;
   std::istringstream lines(out.str());
   for (std::string line; std::getline(lines, line);)
@@ -146,6 +146,34 @@ TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
   EXPECT_EQ(a[2]["id"], 3);
   EXPECT_EQ(a[2]["verdict"]["outcome"], "PASS") << a[2].dump();
   EXPECT_EQ(a[2]["verdict"]["manifest"]["candidate"], "gen_7.cu");
+}
+
+// Several judges (`--devices`): a request that takes a judge a while does not let the quick
+// answers behind it jump the queue; every answer comes in the order of its request.
+TEST(Serve, OnSeveralDevicesTheAnswersKeepTheRequestsOrder) {
+  ServeOptions o = host_serve_options();
+  o.devices = {0, 1, 2};
+  o.defaults.fail_fast = false; // the first request judges every case
+  const std::string dir = problem("vector_add");
+  std::string requests;
+  requests += json{{"id", 1}, {"problem", dir}, {"candidate", dir + "/solutions/basic.cu"}}.dump();
+  requests += "\n{not json\n\n";
+  requests += json{{"id", 3}, {"problem", dir}, {"candidate", dir + "/traps/off_by_one.cu"}}.dump();
+  requests += "\n" + json{{"id", 4}, {"problem", dir}}.dump() + "\n";
+  requests += json{{"id", 5}, {"problem", dir}, {"candidate", dir + "/solutions/grid_stride.cu"}}
+                  .dump() + "\n";
+  const std::vector<json> a = answers_to(requests, o);
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_EQ(a[0]["id"], 1);
+  EXPECT_EQ(a[0]["verdict"]["outcome"], "PASS") << a[0].dump().substr(0, 400);
+  EXPECT_EQ(a[1]["error"]["kind"], "bad_request");
+  EXPECT_NE(a[1]["error"]["message"].get<std::string>().find("line 2"), std::string::npos);
+  EXPECT_EQ(a[2]["id"], 3);
+  EXPECT_EQ(a[2]["verdict"]["reason"], "oob_write") << a[2].dump().substr(0, 400);
+  EXPECT_EQ(a[3]["id"], 4);
+  EXPECT_EQ(a[3]["error"]["kind"], "bad_request");
+  EXPECT_EQ(a[4]["id"], 5);
+  EXPECT_EQ(a[4]["verdict"]["outcome"], "PASS") << a[4].dump().substr(0, 400);
 }
 
 TEST(Serve, EveryMalformedRequestIsAnsweredWithItsKindAndTheStreamGoesOn) {
