@@ -7,10 +7,10 @@
 // running side of a case is on the calling thread (which owns the CUDA context). On CUDA a case
 // whose two runs agree byte for byte is judged there by the GPU comparator, its outputs never
 // leaving the device; every other case is judged on the host, on a pool of threads while the
-// next case runs; findings are taken back in case order. Everything that can go wrong ends in the verdict (FAIL for the candidate's faults,
-// ERROR for the problem's and kjudge's), never in an exception; a check asked for the CUDA
-// backend on a machine without a usable GPU, or for a kernel the host backend cannot run, is
-// a SKIP.
+// next case runs; findings are taken back in case order. Everything that can go wrong ends in
+// the verdict (FAIL for the candidate's faults, ERROR for the problem's and kjudge's), never in
+// an exception; a check asked for the CUDA backend on a machine without a usable GPU, or for a
+// kernel the host backend cannot run, is a SKIP.
 #include <chrono>
 #include <cstdlib>
 #include <algorithm>
@@ -68,8 +68,9 @@ bool did_not_run(const RunOutcome& r) {
          (r.reason != Reason::none && r.outputs.empty() && r.device_outputs.empty());
 }
 
-// What the GPU side of a case leaves for the comparison, all of it on the host, so the
-// comparison can run on another thread while the GPU goes on to the next case.
+// What the running side of a case leaves for the host side: the findings the GPU comparator
+// made, or everything the host's comparison needs, on the host, so it can run on another thread
+// while the GPU goes on to the next case.
 struct Gathered {
   CaseFinding finding;  // id and class; a reason already when the runs failed
   bool stop = false;    // an ERROR, or a worker that cannot be replaced: no case after this one

@@ -375,9 +375,9 @@ void settle_damage(RunOutcome& out) {
 
 bool KernelRunner::holds_buffers_of(const RunRequest& request) const {
   if (!link_ || !link_->alive() || mapped_.size() != request.buffers.size()) return false;
+  if (mapped_redzone_ != request.redzone_bytes) return false;
   for (std::size_t k = 0; k < mapped_.size(); ++k)
-    if (mapped_[k].name != request.buffers[k].name || mapped_[k].bytes != request.buffers[k].bytes ||
-        mapped_redzone_ != request.redzone_bytes)
+    if (mapped_[k].name != request.buffers[k].name || mapped_[k].bytes != request.buffers[k].bytes)
       return false;
   return true;
 }
@@ -515,9 +515,9 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     counts.push_back(BuiltinKernels::not_pattern(base, rz, redzone_pattern));
     counts.push_back(BuiltinKernels::not_pattern(inner + asked.bytes, rz, redzone_pattern));
     const bool input_checked = asked.role == BufferRole::input && options_.input_hash;
-    counts.push_back(input_checked
-                         ? BuiltinKernels::mismatched_bytes(inner, data.master[k].ptr(), asked.bytes)
-                         : BuiltinKernels::ByteCount{}); // nothing to count
+    counts.push_back(input_checked ? BuiltinKernels::mismatched_bytes(
+                                         inner, data.master[k].ptr(), asked.bytes)
+                                   : BuiltinKernels::ByteCount{}); // nothing to count
     if (asked.role == BufferRole::output) {
       out.device_outputs.emplace_back(std::max<std::size_t>(asked.bytes, 1));
       copy_device(out.device_outputs.back().ptr(), inner, asked.bytes, stream);

@@ -98,8 +98,9 @@ public:
 
 // The pieces both backends' runners share.
 
-// NVRTC in a compile-only worker process (memory cap, deadline): the module's symbols (and
-// CUBIN), or the candidate's compile_error / launch_error, or internal. `index_of_launch` gets
+// NVRTC in a compile-only worker process (memory cap, deadline), or, when the compile cache
+// holds the module, no compiler at all: the module's symbols (and CUBIN), or the candidate's
+// compile_error / launch_error, or internal. `index_of_launch` gets
 // the distinct expression of each launch.
 std::optional<StartFailure> compile_in_worker(const std::string& role, const Candidate& kernel,
                                               const Problem& problem, const RunnerOptions& options,

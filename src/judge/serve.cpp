@@ -7,9 +7,9 @@
 #include <deque>
 #include <istream>
 #include <mutex>
-#include <thread>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 

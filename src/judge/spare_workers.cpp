@@ -42,7 +42,8 @@ void SpareWorkers::retire(std::unique_ptr<judge::WorkerLink> worker) {
     return r.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
   });
   // The destructor asks the worker to exit and waits for it.
-  retiring_.push_back(std::async(std::launch::async, [w = std::move(worker)]() mutable { w.reset(); }));
+  retiring_.push_back(
+      std::async(std::launch::async, [w = std::move(worker)]() mutable { w.reset(); }));
 }
 
 SpareWorkerStats SpareWorkers::stats() const {
