@@ -96,13 +96,6 @@ std::uint64_t CaseData::resident_bytes() const {
   return n;
 }
 
-std::uint64_t CaseData::output_bytes(const Problem& problem) const {
-  std::uint64_t n = 0;
-  for (std::size_t o = 0; o < problem.outputs.size() && o < output_shapes.size(); ++o)
-    n += bytes_of(problem.outputs[o].dtype, output_shapes[o]);
-  return n;
-}
-
 std::vector<std::string> distinct_expressions(const std::vector<LaunchSpec>& launches,
                                               std::vector<std::size_t>& index_of_launch) {
   std::vector<std::string> out;

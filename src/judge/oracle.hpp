@@ -46,7 +46,6 @@ struct CaseData {
   std::uint64_t input_bytes() const;
   // Every byte the case holds, host and device: what keeping it in a cache costs.
   std::uint64_t resident_bytes() const;
-  std::uint64_t output_bytes(const Problem& problem) const;
 };
 
 // The compiled kernels of one plan (reference, golden, or a candidate's after its load reply).

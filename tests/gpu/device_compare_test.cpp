@@ -19,12 +19,13 @@
 #include "gpu_test_support.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/device_compare.hpp"
+#include "unit/compare/helpers.hpp"
 
 namespace kj {
 namespace {
 
-constexpr double k_inf = std::numeric_limits<double>::infinity();
-constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+using test::k_inf;
+using test::k_nan;
 constexpr float k_inf_f = std::numeric_limits<float>::infinity();
 
 std::uint64_t bits(double v) {
@@ -32,7 +33,8 @@ std::uint64_t bits(double v) {
 }
 
 // Doubles compared by their bits (NaN equals NaN of the same payload, 0 differs from -0).
-#define EXPECT_SAME_DOUBLE(a, b, what) EXPECT_EQ(bits(a), bits(b)) << (what) << ": " << (a) << " vs " << (b)
+#define EXPECT_SAME_DOUBLE(a, b, what)                                                             \
+  EXPECT_EQ(bits(a), bits(b)) << (what) << ": " << (a) << " vs " << (b)
 
 void expect_same_report(const ElementReport& a, const ElementReport& b, const std::string& what) {
   EXPECT_EQ(a.flat, b.flat) << what;
@@ -84,13 +86,6 @@ void expect_same_finding(const OutputFinding& d, const OutputFinding& h) {
   EXPECT_SAME_DOUBLE(d.log_error_ratio, h.log_error_ratio, "log_error_ratio");
 }
 
-HostTensor make(DType t, const Shape& shape, const std::vector<double>& values) {
-  HostTensor h(t, shape);
-  for (std::size_t i = 0; i < values.size(); ++i)
-    h.set(static_cast<std::int64_t>(i), values[i]);
-  return h;
-}
-
 DeviceBuffer upload(const HostTensor& h) {
   DeviceBuffer b(std::max<std::size_t>(h.nbytes(), 1));
   if (h.nbytes() > 0) copy_to_device(b.ptr(), h.bytes().data(), h.nbytes(), test::gpu().stream());
@@ -102,19 +97,8 @@ struct Scenario {
   OutputSpec spec;
   HostTensor actual, golden, reference;
   bool with_golden = true, with_reference = true;
-  NanRule nan = NanRule::exempt;
-  bool strict_zero = false, nan_in_inputs = false, extreme_in_inputs = false;
-  Tier tier = Tier::tolerance;
+  CompareRules rules{}; // all but the spec, which is `spec`
 };
-
-OutputSpec spec_of(DType t, PolicySpec p, std::optional<int> slice = std::nullopt) {
-  OutputSpec s;
-  s.name = "y";
-  s.dtype = t;
-  s.policy = std::move(p);
-  s.slice = slice;
-  return s;
-}
 
 PolicySpec policy(PolicySpec::Kind kind, Expected e = Expected::golden) {
   PolicySpec p;
@@ -134,29 +118,21 @@ protected:
   // The scenario judged on both sides; they must agree bit for bit.
   OutputFinding both(const Scenario& s) {
     CompareInputs host;
+    static_cast<CompareRules&>(host) = s.rules;
     host.spec = &s.spec;
     host.actual = &s.actual;
     host.golden = s.with_golden ? &s.golden : nullptr;
     host.reference = s.with_reference ? &s.reference : nullptr;
-    host.nan = s.nan;
-    host.signed_zero_strict = s.strict_zero;
-    host.tier = s.tier;
-    host.nan_in_inputs = s.nan_in_inputs;
-    host.extreme_in_inputs = s.extreme_in_inputs;
     const OutputFinding h = compare_output(host);
 
     const DeviceBuffer a = upload(s.actual), g = upload(s.golden), r = upload(s.reference);
     DeviceCompareInputs dev;
+    static_cast<CompareRules&>(dev) = s.rules;
     dev.spec = &s.spec;
     dev.shape = s.actual.shape();
     dev.actual = {a.ptr(), s.actual.dtype()};
     if (s.with_golden) dev.golden = DeviceTensor{g.ptr(), s.golden.dtype()};
     if (s.with_reference) dev.reference = DeviceTensor{r.ptr(), s.reference.dtype()};
-    dev.nan = s.nan;
-    dev.signed_zero_strict = s.strict_zero;
-    dev.tier = s.tier;
-    dev.nan_in_inputs = s.nan_in_inputs;
-    dev.extreme_in_inputs = s.extreme_in_inputs;
     EXPECT_TRUE(DeviceComparator::on_device(dev)) << s.name << ": judged on the host, not the GPU";
     const OutputFinding d = comparator().compare(dev, stream());
     SCOPED_TRACE(s.name + ": " + h.message);
@@ -175,7 +151,8 @@ std::vector<double> normal_values(std::size_t n, unsigned seed, double scale = 1
 }
 
 // A candidate and reference near a golden: f32 roundings of it, moved by a few ulps at random.
-void near(const std::vector<double>& golden, unsigned seed, int max_ulps, std::vector<double>& out) {
+void near(const std::vector<double>& golden, unsigned seed, int max_ulps,
+          std::vector<double>& out) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> step(-max_ulps, max_ulps);
   out.resize(golden.size());
@@ -195,16 +172,17 @@ TEST_F(DeviceCompare, RelativeOverSlicesLongerThanAChunkAndRaggedShapes) {
     near(g, 2, 3, c);
     near(g, 3, 2, r);
     PolicySpec p = policy(PolicySpec::Kind::relative);
-    Scenario s{"relative " + shape_string(shape), spec_of(DType::f32, p, 0),
-               make(DType::f32, shape, c), make(DType::f64, shape, g), make(DType::f32, shape, r)};
+    Scenario s{"relative " + shape_string(shape), test::output(DType::f32, p, 0),
+               test::tensor(DType::f32, shape, c), test::tensor(DType::f64, shape, g),
+               test::tensor(DType::f32, shape, r)};
     both(s);
     // One element far out: the second pass finds it, its slice fails.
     c[n / 2] += 1.0;
-    s.actual = make(DType::f32, shape, c);
+    s.actual = test::tensor(DType::f32, shape, c);
     s.name += " with one wrong element";
     EXPECT_FALSE(both(s).pass());
     // Unsliced.
-    s.spec = spec_of(DType::f32, p);
+    s.spec = test::output(DType::f32, p);
     s.name += ", unsliced";
     EXPECT_FALSE(both(s).pass());
   }
@@ -228,10 +206,11 @@ TEST_F(DeviceCompare, AllcloseAtTheBoundAndOneUlpPast) {
   PolicySpec p = policy(PolicySpec::Kind::allclose, Expected::reference);
   p.rtol = rtol;
   p.atol = 0.0;
-  Scenario s{"allclose at the bound", spec_of(DType::f32, p), make(DType::f32, {5000}, at_bound),
-             make(DType::f64, {5000}, x), make(DType::f32, {5000}, expected)};
+  Scenario s{"allclose at the bound", test::output(DType::f32, p),
+             test::tensor(DType::f32, {5000}, at_bound), test::tensor(DType::f64, {5000}, x),
+             test::tensor(DType::f32, {5000}, expected)};
   EXPECT_TRUE(both(s).pass());
-  s.actual = make(DType::f32, {5000}, past);
+  s.actual = test::tensor(DType::f32, {5000}, past);
   s.name = "allclose one ulp past the bound";
   const OutputFinding f = both(s);
   EXPECT_FALSE(f.pass());
@@ -241,8 +220,8 @@ TEST_F(DeviceCompare, AllcloseAtTheBoundAndOneUlpPast) {
 TEST_F(DeviceCompare, NanInfAndNegativeZeroInEveryRole) {
   // Every pair of special and ordinary values as (golden, candidate), the reference the
   // rounded golden, under each NaN rule and the exact policy's signed-zero rule.
-  const std::vector<double> specials = {k_nan, k_inf, -k_inf, 0.0, -0.0, 1.0, -1.5, 0x1p-149,
-                                        3.4028234663852886e38};
+  const std::vector<double> specials = {
+      k_nan, k_inf, -k_inf, 0.0, -0.0, 1.0, -1.5, 0x1p-149, 3.4028234663852886e38};
   std::vector<double> g, c;
   for (double a : specials)
     for (double b : specials) {
@@ -251,19 +230,18 @@ TEST_F(DeviceCompare, NanInfAndNegativeZeroInEveryRole) {
     }
   const Shape shape{static_cast<std::int64_t>(g.size())};
   for (const NanRule rule : {NanRule::propagate, NanRule::ignore, NanRule::exempt}) {
-    for (const PolicySpec::Kind kind :
-         {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp, PolicySpec::Kind::exact,
-          PolicySpec::Kind::relative}) {
+    for (const PolicySpec::Kind kind : {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp,
+                                        PolicySpec::Kind::exact, PolicySpec::Kind::relative}) {
       for (const bool strict : {false, true}) {
         PolicySpec p = policy(kind, kind == PolicySpec::Kind::relative ? Expected::golden
                                                                        : Expected::reference);
         p.ulps = 2;
-        Scenario s{"specials", spec_of(DType::f32, p), make(DType::f32, shape, c),
-                   make(DType::f64, shape, g), make(DType::f32, shape, g)};
-        s.nan = rule;
-        s.strict_zero = strict;
-        s.nan_in_inputs = rule == NanRule::ignore;
-        s.extreme_in_inputs = strict; // the precision-overflow rule, half the time
+        Scenario s{"specials", test::output(DType::f32, p), test::tensor(DType::f32, shape, c),
+                   test::tensor(DType::f64, shape, g), test::tensor(DType::f32, shape, g)};
+        s.rules.nan = rule;
+        s.rules.signed_zero_strict = strict;
+        s.rules.nan_in_inputs = rule == NanRule::ignore;
+        s.rules.extreme_in_inputs = strict; // the precision-overflow rule, half the time
         s.name = fmt::format("specials, {} policy {}, strict zero {}", static_cast<int>(rule),
                              static_cast<int>(kind), strict);
         both(s);
@@ -281,12 +259,14 @@ TEST_F(DeviceCompare, F64ExtremesNarrowDtypesAndTheExactTier) {
   c[6] = -1e200;
   r[3] = 2.6e-310;
   const Shape shape{8};
-  Scenario rel{"f64 relative", spec_of(DType::f64, policy(PolicySpec::Kind::relative)),
-               make(DType::f64, shape, c), make(DType::f64, shape, g), make(DType::f64, shape, r)};
+  Scenario rel{"f64 relative", test::output(DType::f64, policy(PolicySpec::Kind::relative)),
+               test::tensor(DType::f64, shape, c), test::tensor(DType::f64, shape, g),
+               test::tensor(DType::f64, shape, r)};
   both(rel);
   PolicySpec close = policy(PolicySpec::Kind::allclose, Expected::golden);
-  Scenario f64_close{"f64 allclose", spec_of(DType::f64, close), make(DType::f64, shape, c),
-                     make(DType::f64, shape, g), make(DType::f64, shape, r)};
+  Scenario f64_close{"f64 allclose", test::output(DType::f64, close),
+                     test::tensor(DType::f64, shape, c), test::tensor(DType::f64, shape, g),
+                     test::tensor(DType::f64, shape, r)};
   both(f64_close);
 
   for (const DType t : {DType::f16, DType::bf16, DType::fp8e4m3, DType::fp8e5m2}) {
@@ -295,25 +275,28 @@ TEST_F(DeviceCompare, F64ExtremesNarrowDtypesAndTheExactTier) {
     for (std::size_t i = 0; i < y.size(); i += 7)
       y[i] *= 1.01;
     const Shape s{3000};
-    for (const PolicySpec::Kind kind : {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp,
-                                        PolicySpec::Kind::relative}) {
+    for (const PolicySpec::Kind kind :
+         {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp, PolicySpec::Kind::relative}) {
       PolicySpec p = policy(kind);
       p.ulps = 1;
       Scenario sc{fmt::format("{} policy {}", dtype_name(t), static_cast<int>(kind)),
-                  spec_of(t, p), make(t, s, y), make(DType::f64, s, x), make(t, s, x)};
+                  test::output(t, p), test::tensor(t, s, y), test::tensor(DType::f64, s, x),
+                  test::tensor(t, s, x)};
       both(sc);
     }
   }
-  Scenario tier{"exact tier", spec_of(DType::f32, policy(PolicySpec::Kind::relative)),
-                make(DType::f32, {4}, {1.0, -0.0, 2.0, 3.0}), make(DType::f64, {4}, {1, 0, 2, 3}),
-                make(DType::f32, {4}, {1.0, 0.0, 2.0, 3.0})};
-  tier.tier = Tier::exact;
-  tier.strict_zero = true;
+  Scenario tier{"exact tier", test::output(DType::f32, policy(PolicySpec::Kind::relative)),
+                test::tensor(DType::f32, {4}, {1.0, -0.0, 2.0, 3.0}),
+                test::tensor(DType::f64, {4}, {1, 0, 2, 3}),
+                test::tensor(DType::f32, {4}, {1.0, 0.0, 2.0, 3.0})};
+  tier.rules.tier = Tier::exact;
+  tier.rules.signed_zero_strict = true;
   EXPECT_FALSE(both(tier).pass());
-  Scenario no_golden{"reference only", spec_of(DType::f32, policy(PolicySpec::Kind::ulp,
-                                                                  Expected::reference)),
-                     make(DType::f32, {3}, {1.0, 2.0, k_inf}), make(DType::f64, {3}, {0, 0, 0}),
-                     make(DType::f32, {3}, {1.0, 2.0, k_inf})};
+  Scenario no_golden{"reference only",
+                     test::output(DType::f32, policy(PolicySpec::Kind::ulp, Expected::reference)),
+                     test::tensor(DType::f32, {3}, {1.0, 2.0, k_inf}),
+                     test::tensor(DType::f64, {3}, {0, 0, 0}),
+                     test::tensor(DType::f32, {3}, {1.0, 2.0, k_inf})};
   no_golden.with_golden = false;
   EXPECT_TRUE(both(no_golden).pass());
 }
@@ -325,8 +308,9 @@ TEST_F(DeviceCompare, ALargeOutputsBinnedPercentilesComeFromTheDevice) {
   near(g, 7, 4, c);
   near(g, 8, 1, r);
   const Shape shape{1024, static_cast<std::int64_t>(n / 1024)};
-  Scenario s{"2^22 relative", spec_of(DType::f32, policy(PolicySpec::Kind::relative), 0),
-             make(DType::f32, shape, c), make(DType::f64, shape, g), make(DType::f32, shape, r)};
+  Scenario s{"2^22 relative", test::output(DType::f32, policy(PolicySpec::Kind::relative), 0),
+             test::tensor(DType::f32, shape, c), test::tensor(DType::f64, shape, g),
+             test::tensor(DType::f32, shape, r)};
   const OutputFinding f = both(s);
   EXPECT_TRUE(f.stats.binned);
   EXPECT_GT(f.stats.ulp.p50, 0.0);
