@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -108,39 +107,11 @@ struct PolicyResult {
   std::string pass_detail;     // the message of a pass
 };
 
-// ulp_of for f32 and f64 from the exponent bits, inline: the generic ulp_of (a format lookup,
-// ilogb, ldexp) ran for every element and was a large part of judging a big output.
-// 2^floor(log2 a) is a with its mantissa cleared; times 2^-p it stays exact (>= the smallest
-// subnormal, since a is normal here).
-double ulp_f32(double x) {
-  double a = std::fabs(x);
-  if (!(a <= static_cast<double>(std::numeric_limits<float>::max())))
-    a = static_cast<double>(std::numeric_limits<float>::max()); // beyond max, Inf and NaN
-  if (a < static_cast<double>(std::numeric_limits<float>::min())) return 0x1p-149;
-  const auto pow2 = std::bit_cast<double>(std::bit_cast<std::uint64_t>(a) & 0x7ff0000000000000ull);
-  return pow2 * 0x1p-23;
-}
-
-double ulp_f64(double x) {
-  double a = std::fabs(x);
-  if (!(a <= std::numeric_limits<double>::max())) a = std::numeric_limits<double>::max();
-  if (a < std::numeric_limits<double>::min()) return std::numeric_limits<double>::denorm_min();
-  const auto pow2 = std::bit_cast<double>(std::bit_cast<std::uint64_t>(a) & 0x7ff0000000000000ull);
-  return pow2 * 0x1p-52;
-}
-
+// One ulp of the output's dtype at x (1 for an integer dtype): the pass's ulp_at_hd, kj::ulp_of
+// from the exponent bits, which the generic ulp_of (a format lookup, ilogb, ldexp) cost too much
+// for at every element.
 double unit_at(DType t, double x) {
-  if (t == DType::f32) return ulp_f32(x);
-  if (t == DType::f64) return ulp_f64(x);
-  return is_float(t) ? ulp_of(t, x) : 1.0;
-}
-
-// round_to for f32 without the generic bit-level rounding: a double -> float conversion rounds
-// to nearest even with IEEE overflow to Inf and gradual underflow (x86-64, default FP
-// environment), which is exactly round_to's definition. A NaN is returned as it came, payload
-// and all, as round_to does.
-double round_f32(double x) {
-  return std::isnan(x) ? x : static_cast<double>(static_cast<float>(x));
+  return is_float(t) ? detail::ulp_at_hd(static_cast<int>(t), x) : 1.0;
 }
 
 // Element reads of a tensor: f32 and f64 straight from the buffer, other dtypes through get(),
@@ -866,17 +837,11 @@ OutputFinding compare_output(const CompareInputs& in) {
     // The non-finite rules judge against the golden rounded to the output dtype; without a
     // golden (an exact-tier copy judged against the reference alone) the reference stands in.
     if (in.golden) {
+      // round_to, as the pass rounds (the conversion instruction for f32, x itself for f64).
       const Reader read(*in.golden);
-      if (w.dtype == DType::f32) {
-        for (std::size_t i = 0; i < w.size(); ++i)
-          w.basis[i] = round_f32(read(i));
-      } else if (w.dtype == DType::f64) {
-        for (std::size_t i = 0; i < w.size(); ++i)
-          w.basis[i] = read(i); // round_to(f64, x) is x
-      } else {
-        for (std::size_t i = 0; i < w.size(); ++i)
-          w.basis[i] = round_to(w.dtype, read(i));
-      }
+      const int dtype = static_cast<int>(w.dtype);
+      for (std::size_t i = 0; i < w.size(); ++i)
+        w.basis[i] = detail::round_basis(dtype, read(i));
     } else if (in.reference) {
       const Reader read(*in.reference);
       for (std::size_t i = 0; i < w.size(); ++i)
