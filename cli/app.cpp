@@ -90,6 +90,9 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   serve->add_option("--case-cache", into.serve.case_cache_mib,
                     "MiB of inputs, goldens and references kept between requests (0: none)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 30));
+  serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
+                  "start each check's worker when it is needed (no worker waits ready beside "
+                  "the judge)");
   bench->add_option("--runs", into.bench.runs, "timed runs per public case (default 10)")
       ->check(CLI::Range(1, 1000000));
   return app;

@@ -64,6 +64,7 @@ struct ServeArgs {
   int device = 0;
   std::vector<int> devices;     // several: one judge per device, requests spread over them
   std::uint64_t case_cache_mib = 8192; // the oracle's cases kept between requests
+  bool no_spare_workers = false;        // start each check's worker when the check needs it
 };
 
 // Everything the parser fills in.

@@ -118,6 +118,7 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.defaults.self_exe = self_executable();
   options.case_cache_bytes = a.case_cache_mib << 20;
   options.devices = a.devices;
+  options.spare_workers = !a.no_spare_workers;
   return serve(in, out, std::move(options));
 }
 

@@ -181,12 +181,6 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
   std::vector<detail::cmp_lane> lanes(k_threads);
   const bool scaled = detail::scaled_sums(p);
   std::vector<double> terms(3 * static_cast<std::size_t>(detail::cmp_chunk));
-  // The histograms' counts, in any order: one run of equal bins serves every lane.
-  detail::cmp_hist_run runs;
-  detail::empty_runs(runs);
-  auto emit = [&](int h, unsigned int key, unsigned int n) {
-    hist[static_cast<std::size_t>(h) * detail::cmp_hist_bins + key] += n;
-  };
   std::vector<double> lane_e(k_threads), lane_r(k_threads), lane_g(k_threads);
   for (std::int64_t c = 0; c < p.chunks; ++c) {
     const std::int64_t s = c / p.chunks_per_slice;
@@ -202,9 +196,14 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
       const auto k = static_cast<unsigned int>(q - q0);
       const ElementValues v = at(flat);
       const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
+      unsigned int keys[detail::cmp_histograms];
       detail::lane_add(p, lanes[k % k_threads], el, v.c, k, flat, static_cast<int>(k / k_threads),
                        scaled, &terms[3 * static_cast<std::size_t>(k)],
-                       histograms ? &runs : nullptr, emit);
+                       histograms ? keys : nullptr);
+      // The histograms' counts, in any order.
+      for (int h = 0; histograms && h < detail::cmp_histograms; ++h)
+        if (keys[h] != detail::cmp_no_key)
+          ++hist[static_cast<std::size_t>(h) * detail::cmp_hist_bins + keys[h]];
       if (el.status == detail::st_fail_nonfinite)
         st.first_nonfinite = std::min<long long>(st.first_nonfinite, flat);
       if (el.status == detail::st_fail_mismatch)
@@ -283,7 +282,6 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
     detail::empty_stats(none);
     out.slices.assign(static_cast<std::size_t>(l.extent), none);
   }
-  if (histograms) detail::hist_flush(runs, emit);
   out.whole = tree_of(std::move(chunks));
   // Slice-major order is not flat order when the axis has dimensions before it: the first
   // failing elements are found again in flat order.
@@ -309,7 +307,7 @@ ErrorStats HostPassSource::exact_statistics(const compare_params& p) {
     const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, k_nan);
     if (el.status != detail::st_judged || !detail::is_finite_hd(el.x)) continue;
     double x, y, z;
-    detail::error_statistics(p.dtype, v.c, el.x, &x, &y, &z);
+    detail::error_statistics(p.dtype, v.c, el.x, detail::expected_in_dtype(p), &x, &y, &z);
     a.push_back(x);
     rel.push_back(y);
     u.push_back(z);

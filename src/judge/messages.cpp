@@ -249,6 +249,8 @@ json to_json(const RunRequest& r) {
             {"redzone_byte", r.redzone_byte}};
   if (r.arena_bytes != 0) j["arena_bytes"] = r.arena_bytes;
   if (r.prepared) j["prepared"] = true;
+  if (r.buffer_set != 0) j["buffer_set"] = r.buffer_set;
+  if (!r.release.empty()) j["release"] = r.release;
   return j;
 }
 
@@ -310,6 +312,20 @@ RunRequest run_request_from_json(const json& j) {
   r.redzone_byte = static_cast<std::uint8_t>(byte);
   if (j.contains("arena_bytes")) r.arena_bytes = get_u64(j, "arena_bytes");
   if (j.contains("prepared")) r.prepared = get_bool(j, "prepared");
+  auto buffer_set = [&](int v) {
+    if (v < 0 || v >= k_buffer_sets)
+      bad(fmt::format("buffer set {} is not one of 0..{}", v, k_buffer_sets - 1));
+    return v;
+  };
+  if (j.contains("buffer_set")) r.buffer_set = buffer_set(get_int(j, "buffer_set"));
+  if (j.contains("release")) {
+    const json& sets = j["release"];
+    if (!sets.is_array()) bad("field 'release' is not an array");
+    for (const json& v : sets) {
+      if (!v.is_number_integer()) bad("field 'release' holds a non-integer");
+      r.release.push_back(buffer_set(v.get<int>()));
+    }
+  }
   return r;
 }
 

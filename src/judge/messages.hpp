@@ -85,11 +85,20 @@ struct RunRequest {
   std::uint64_t redzone_bytes = 0; // before and after every buffer
   std::uint8_t redzone_byte = 0;   // the red zones' fill
   std::uint64_t arena_bytes = 0;   // host backend: the shared arena's size for this run
-  // CUDA: the buffers are the worker's previous run's (the same names, sizes and red zones),
-  // kept, and the oracle has already written their contents, fills and red zones through its
-  // mappings of them: the worker launches only (and refuses when its buffers differ).
+  // CUDA: the worker keeps up to k_buffer_sets sets of buffers between runs, and this run uses
+  // set `buffer_set`. Prepared: the set holds these buffers (the same names, sizes and red
+  // zones) from an earlier run, and the oracle has already written their contents, fills and
+  // red zones through its mappings of them: the worker launches only (and refuses when the set
+  // differs). Not prepared: the set's buffers are freed and made afresh. `release`: sets freed
+  // first (the oracle keeps the memory held within its budget).
   bool prepared = false;
+  int buffer_set = 0;
+  std::vector<int> release;
 };
+// Buffer sets a CUDA worker keeps: a check's cases come in a few shapes, and a run on a kept
+// set needs no allocation, IPC export or mapping (each a call into the driver, slow while
+// another process starts a context).
+constexpr int k_buffer_sets = 4;
 
 struct BufferHandle {
   std::string name;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/buffer_pool.hpp"
 #include "judge/marshal.hpp"
 #include "kjudge/builtin_kernels.hpp"
 #include "kjudge/cases.hpp"
@@ -118,6 +119,8 @@ public:
 
   const BuiltinKernels& builtins() const { return *builtins_; }
   const CudaContext& context() const { return context_; }
+  // Where the runs' output copies come from (RunOutcome::device_outputs).
+  BufferPool& output_pool() const { return *output_pool_; }
 
 private:
   struct Module;
@@ -130,6 +133,7 @@ private:
   const Problem& problem_;
   const CudaContext& context_;
   std::unique_ptr<BuiltinKernels> builtins_;
+  std::shared_ptr<BufferPool> output_pool_ = BufferPool::make(std::size_t{1} << 30);
   std::unique_ptr<Module> reference_module_, golden_module_;
   CompiledPlan reference_, golden_;
   bool need_golden_;

@@ -4,6 +4,7 @@
 // allocations, never taken from the reply.
 #include "judge/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -151,7 +152,8 @@ KernelRunner::KernelRunner(std::string role, const Candidate& kernel, const Prob
 KernelRunner::~KernelRunner() { drop_worker(); }
 
 void KernelRunner::drop_worker() {
-  mapped_.clear();
+  for (MappedSet& set : sets_)
+    set = {};
   if (options_.spares && !options_.in_process)
     options_.spares->retire(std::move(link_));
   link_.reset();
@@ -373,28 +375,69 @@ void settle_damage(RunOutcome& out) {
   }
 }
 
-bool KernelRunner::holds_buffers_of(const RunRequest& request) const {
-  if (!link_ || !link_->alive() || mapped_.size() != request.buffers.size()) return false;
-  if (mapped_redzone_ != request.redzone_bytes) return false;
-  for (std::size_t k = 0; k < mapped_.size(); ++k)
-    if (mapped_[k].name != request.buffers[k].name || mapped_[k].bytes != request.buffers[k].bytes)
-      return false;
-  return true;
+int KernelRunner::set_holding(const RunRequest& request) const {
+  if (!link_ || !link_->alive()) return -1;
+  for (int s = 0; s < k_buffer_sets; ++s) {
+    const MappedSet& set = sets_[static_cast<std::size_t>(s)];
+    bool same = !set.buffers.empty() && set.buffers.size() == request.buffers.size() &&
+                set.redzone == request.redzone_bytes;
+    for (std::size_t k = 0; same && k < set.buffers.size(); ++k)
+      same = set.buffers[k].name == request.buffers[k].name &&
+             set.buffers[k].bytes == request.buffers[k].bytes;
+    if (same) return s;
+  }
+  return -1;
 }
 
-void KernelRunner::refill_mapped(const RunRequest& request, const CaseData& data) {
+int KernelRunner::set_for_new_buffers(RunRequest& request) {
+  // The memory kept beyond the run's own buffers: a check's shapes are few, and most fit many
+  // times over; a problem with huge tensors keeps its current set only.
+  constexpr std::uint64_t k_kept_budget = std::uint64_t{2} << 30;
+  auto last_run = [&](int s) { return sets_[static_cast<std::size_t>(s)].last_run; };
+  auto by_age = [&](int a, int b) { return last_run(a) < last_run(b); };
+  std::vector<int> held;
+  int chosen = -1;
+  for (int s = 0; s < k_buffer_sets; ++s) {
+    if (!sets_[static_cast<std::size_t>(s)].buffers.empty())
+      held.push_back(s);
+    else if (chosen < 0)
+      chosen = s;
+  }
+  std::sort(held.begin(), held.end(), by_age);
+  if (chosen < 0) {
+    chosen = held.front();
+    held.erase(held.begin());
+  }
+  std::uint64_t needed = 0;
+  for (const BufferRequest& b : request.buffers)
+    needed += b.bytes + 2 * request.redzone_bytes;
+  std::uint64_t kept = 0;
+  for (const int s : held)
+    kept += sets_[static_cast<std::size_t>(s)].held_bytes;
+  for (std::size_t i = 0; i < held.size() && kept + needed > k_kept_budget; ++i) {
+    MappedSet& old = sets_[static_cast<std::size_t>(held[i])];
+    kept -= old.held_bytes;
+    old = {};
+    request.release.push_back(held[i]);
+  }
+  sets_[static_cast<std::size_t>(chosen)] = {}; // the worker frees them for the new ones
+  return chosen;
+}
+
+void KernelRunner::refill_mapped(int set, const RunRequest& request, const CaseData& data) {
   const CUstream stream = oracle_.context().stream();
   const std::uint64_t rz = request.redzone_bytes;
-  for (std::size_t k = 0; k < mapped_.size(); ++k) {
+  const std::vector<Mapped>& mapped = sets_[static_cast<std::size_t>(set)].buffers;
+  for (std::size_t k = 0; k < mapped.size(); ++k) {
     const BufferRequest& b = request.buffers[k];
-    const CUdeviceptr inner = mapped_[k].base + rz;
+    const CUdeviceptr inner = mapped[k].base + rz;
     if (b.role == BufferRole::input)
       copy_device(inner, data.master[k].ptr(), b.bytes, stream);
     else if (b.fill.kind == Fill::Kind::zero)
       fill_bytes(inner, 0, b.bytes, stream);
     else if (b.fill.kind == Fill::Kind::pattern)
       oracle_.builtins().fill_pattern(inner, b.bytes, b.fill.pattern, stream);
-    fill_bytes(mapped_[k].base, request.redzone_byte, rz, stream);
+    fill_bytes(mapped[k].base, request.redzone_byte, rz, stream);
     fill_bytes(inner + b.bytes, request.redzone_byte, rz, stream);
   }
   oracle_.context().synchronize();
@@ -424,17 +467,20 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   const CUstream stream = oracle_.context().stream();
   const BuiltinKernels& builtins = oracle_.builtins();
   std::optional<PhaseTrace::Scope> phase;
-  // The same buffers as the worker's last run: they stay, refilled here through the mappings.
-  // Otherwise the worker makes new ones and copies the inputs from staging copies (never from
-  // the master, which no other process ever maps).
-  request.prepared = holds_buffers_of(request);
+  // Buffers the worker keeps from an earlier run in the same shapes: they stay, refilled here
+  // through the mappings. Otherwise the worker makes new ones and copies the inputs from
+  // staging copies (never from the master, which no other process ever maps).
+  const int held = set_holding(request);
+  request.prepared = held >= 0;
+  request.buffer_set = request.prepared ? held : set_for_new_buffers(request);
+  MappedSet& set = sets_[static_cast<std::size_t>(request.buffer_set)];
+  set.last_run = ++runs_;
   std::vector<DeviceBuffer> staging;
   if (request.prepared) {
     phase.emplace(options_.trace, "run: kept buffers refilled");
-    refill_mapped(request, data);
+    refill_mapped(request.buffer_set, request, data);
   } else {
     phase.emplace(options_.trace, "run: staging copies, exported");
-    mapped_.clear(); // the worker frees its buffers for new ones
     for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
       const std::size_t bytes = request.buffers[i].bytes;
       staging.emplace_back(std::max<std::size_t>(bytes, 1));
@@ -454,7 +500,7 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   phase.reset();
   staging.clear();
   if (reply.status != Reply::Status::ok) {
-    mapped_.clear();
+    set = {};
     bool lost = false;
     RunOutcome failed = failed_run(reply, out, kernel_, data.reference_s, options_, lost);
     if (lost) drop_worker();
@@ -477,8 +523,8 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     matches = got.buffers[k].name == request.buffers[k].name &&
               got.buffers[k].bytes == request.buffers[k].bytes &&
               got.buffers[k].redzone_bytes == request.redzone_bytes &&
-              (!request.prepared || (got.buffers[k].ipc == mapped_[k].ipc &&
-                                     got.buffers[k].ptr == mapped_[k].ptr));
+              (!request.prepared || (got.buffers[k].ipc == set.buffers[k].ipc &&
+                                     got.buffers[k].ptr == set.buffers[k].ptr));
   if (!matches) {
     drop_worker();
     out.reason = Reason::internal;
@@ -487,14 +533,15 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   }
   if (!request.prepared) {
     phase.emplace(options_.trace, "run: new worker buffers mapped");
-    mapped_redzone_ = request.redzone_bytes;
+    set.redzone = request.redzone_bytes;
     for (const BufferHandle& h : got.buffers) {
       Mapped m{h.name, h.bytes, h.ipc, h.ptr, nullptr, h.ptr};
       if (!options_.in_process) {
         m.mapping = std::make_unique<IpcMapping>(ipc_handle_from_hex(h.ipc));
         m.base = m.mapping->ptr();
       }
-      mapped_.push_back(std::move(m));
+      set.buffers.push_back(std::move(m));
+      set.held_bytes += h.bytes + 2 * h.redzone_bytes;
     }
   }
 
@@ -510,7 +557,7 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   std::vector<BuiltinKernels::ByteCount> counts;
   for (std::size_t k = 0; k < got.buffers.size(); ++k) {
     const BufferRequest& asked = request.buffers[k];
-    const CUdeviceptr base = mapped_[k].base;
+    const CUdeviceptr base = set.buffers[k].base;
     const CUdeviceptr inner = base + rz;
     counts.push_back(BuiltinKernels::not_pattern(base, rz, redzone_pattern));
     counts.push_back(BuiltinKernels::not_pattern(inner + asked.bytes, rz, redzone_pattern));
@@ -519,7 +566,7 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
                                          inner, data.master[k].ptr(), asked.bytes)
                                    : BuiltinKernels::ByteCount{}); // nothing to count
     if (asked.role == BufferRole::output) {
-      out.device_outputs.emplace_back(std::max<std::size_t>(asked.bytes, 1));
+      out.device_outputs.push_back(oracle_.output_pool().take(asked.bytes));
       copy_device(out.device_outputs.back().ptr(), inner, asked.bytes, stream);
     }
   }
@@ -528,7 +575,7 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   for (std::size_t k = 0; k < got.buffers.size(); ++k) {
     const BufferRequest& asked = request.buffers[k];
     if (counted[3 * k] + counted[3 * k + 1] > 0) {
-      const CUdeviceptr base = mapped_[k].base;
+      const CUdeviceptr base = set.buffers[k].base;
       copy_to_host(before.data(), base, rz, stream);
       copy_to_host(behind.data(), base + rz + asked.bytes, rz, stream);
       out.oob.push_back(redzone_message(role_name(asked.role), asked.name,

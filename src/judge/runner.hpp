@@ -9,6 +9,7 @@
 // replaced before the next run and loads the same module again.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -16,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "judge/buffer_pool.hpp"
 #include "judge/marshal.hpp"
+#include "judge/messages.hpp"
 #include "judge/oracle.hpp"
 #include "judge/spare_workers.hpp"
 #include "judge/trace.hpp"
@@ -69,7 +72,7 @@ struct RunOutcome {
   // `device_outputs` (copied out of the worker's memory into the oracle's), and in `outputs`
   // only after outputs_to_host.
   std::vector<HostTensor> outputs;
-  std::vector<DeviceBuffer> device_outputs;
+  std::vector<PooledBuffer> device_outputs;
   std::vector<bool> poisoned;               // per output: filled with run's poison
   double deadline_s = 0;
   // Host backend: the launches' CPU time (summed over the worker's CPU threads) and wall time.
@@ -150,10 +153,14 @@ public:
 private:
   std::optional<StartFailure> spawn_and_load(bool first);
   void drop_worker();
-  // Whether the worker holds, and this process maps, exactly the buffers `request` names.
-  bool holds_buffers_of(const RunRequest& request) const;
-  // The held buffers written for `request`: inputs from the master, fills, red zones.
-  void refill_mapped(const RunRequest& request, const CaseData& data);
+  // The worker's buffer set that holds, as this process maps it, exactly the buffers `request`
+  // names; -1 for none.
+  int set_holding(const RunRequest& request) const;
+  // The set a run with new buffers takes (an empty one, else the least recently used), and in
+  // `request.release` the other sets freed to keep the memory held within budget.
+  int set_for_new_buffers(RunRequest& request);
+  // Set `set`'s buffers written for `request`: inputs from the master, fills, red zones.
+  void refill_mapped(int set, const RunRequest& request, const CaseData& data);
 
   std::string role_;
   const Candidate& kernel_;
@@ -167,8 +174,8 @@ private:
   std::vector<PlanKernel> kernels_;
   std::vector<const PlanKernel*> per_launch_;
   PlanContext context_;
-  // The worker's buffers of its last run as this process maps them (kept while runs ask for
-  // the same buffers; cleared with a failed run or the worker).
+  // The worker's buffer sets (RunRequest::buffer_set) as this process maps them: kept while
+  // their memory fits the budget, a set cleared with a failed run on it, all with the worker.
   struct Mapped {
     std::string name;
     std::uint64_t bytes = 0;
@@ -177,8 +184,14 @@ private:
     std::unique_ptr<IpcMapping> mapping;
     CUdeviceptr base = 0;  // the allocation here, red zone included
   };
-  std::vector<Mapped> mapped_;
-  std::uint64_t mapped_redzone_ = 0;
+  struct MappedSet {
+    std::vector<Mapped> buffers; // empty: the worker holds nothing in this set
+    std::uint64_t redzone = 0;
+    std::uint64_t held_bytes = 0; // the set's allocations, red zones included
+    std::uint64_t last_run = 0;   // runs_ at its last use
+  };
+  std::array<MappedSet, k_buffer_sets> sets_;
+  std::uint64_t runs_ = 0;
 };
 
 } // namespace kj::judge

@@ -70,7 +70,7 @@ WorkerSession::WorkerSession(int device, bool in_process) : ctx_(device), in_pro
 
 WorkerSession::~WorkerSession() {
   // Buffers and the library go before the context is released.
-  buffers_.clear();
+  release_buffers();
   functions_.clear();
   library_.reset();
 }
@@ -93,7 +93,7 @@ std::optional<json> WorkerSession::handle(const json& request) {
       return std::nullopt;
     }
     if (op == "release") {
-      buffers_.clear();
+      release_buffers();
       return json{{"ok", true}};
     }
     if (op == "load") return load(module_message_from_json(request));
@@ -113,7 +113,7 @@ std::optional<json> WorkerSession::handle(const json& request) {
 }
 
 json WorkerSession::load(const ModuleMessage& module) {
-  buffers_.clear();
+  release_buffers();
   functions_.clear();
   library_.reset();
   LoadReply reply;
@@ -135,10 +135,11 @@ json WorkerSession::load(const ModuleMessage& module) {
 }
 
 bool WorkerSession::holds_buffers_of(const RunRequest& r) const {
-  if (r.buffers.size() != buffers_.size()) return false;
-  for (std::size_t k = 0; k < buffers_.size(); ++k)
-    if (r.buffers[k].name != buffers_[k].name || r.buffers[k].bytes != buffers_[k].bytes ||
-        r.redzone_bytes != buffers_[k].redzone)
+  const std::vector<Allocation>& held = sets_[static_cast<std::size_t>(r.buffer_set)];
+  if (r.buffers.size() != held.size()) return false;
+  for (std::size_t k = 0; k < held.size(); ++k)
+    if (r.buffers[k].name != held[k].name || r.buffers[k].bytes != held[k].bytes ||
+        r.redzone_bytes != held[k].redzone)
       return false;
   return true;
 }
@@ -147,7 +148,8 @@ bool WorkerSession::holds_buffers_of(const RunRequest& r) const {
 // oracle's staging copies, outputs and scratch with their fills, red zones with their byte.
 // Null when they all fit, else the out_of_memory reply.
 json WorkerSession::allocate(const RunRequest& r) {
-  buffers_.clear();
+  std::vector<Allocation>& set = sets_[static_cast<std::size_t>(r.buffer_set)];
+  set.clear();
   const CUstream stream = ctx_.stream();
   for (const BufferRequest& b : r.buffers) {
     Allocation a;
@@ -164,7 +166,7 @@ json WorkerSession::allocate(const RunRequest& r) {
       err.buffer = b.name;
       err.message = fmt::format("{} '{}' of {} bytes does not fit in device memory",
                                 role_name(b.role), b.name, b.bytes);
-      buffers_.clear();
+      set.clear();
       return to_json(err);
     }
     if (b.role == BufferRole::input) {
@@ -184,13 +186,16 @@ json WorkerSession::allocate(const RunRequest& r) {
     }
     fill_bytes(a.buffer.ptr(), r.redzone_byte, a.redzone, stream);
     fill_bytes(a.inner() + a.bytes, r.redzone_byte, a.redzone, stream);
-    buffers_.push_back(std::move(a));
+    set.push_back(std::move(a));
   }
   ctx_.synchronize();
   return nullptr;
 }
 
 json WorkerSession::run(const RunRequest& r) {
+  for (const int released : r.release)
+    sets_[static_cast<std::size_t>(released)].clear();
+  std::vector<Allocation>& set = sets_[static_cast<std::size_t>(r.buffer_set)];
   if (r.prepared) {
     if (!holds_buffers_of(r))
       return error_json("internal", "a prepared run names buffers this worker does not hold");
@@ -199,7 +204,7 @@ json WorkerSession::run(const RunRequest& r) {
   }
   const CUstream stream = ctx_.stream();
   std::map<std::string, CUdeviceptr> pointers;
-  for (const auto& a : buffers_)
+  for (const auto& a : set)
     pointers[a.name] = a.inner();
   const auto start = std::chrono::steady_clock::now();
   std::size_t failed = 0;
@@ -232,7 +237,7 @@ json WorkerSession::run(const RunRequest& r) {
 
   RunReply reply;
   reply.elapsed_ms = elapsed_ms;
-  for (auto& a : buffers_) {
+  for (auto& a : set) {
     BufferHandle h;
     h.name = a.name;
     h.redzone_bytes = a.redzone;

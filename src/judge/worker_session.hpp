@@ -12,6 +12,7 @@
 // then buffers travel as device pointers of the shared context instead of IPC handles.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,7 +53,8 @@ private:
     std::string ipc; // the exported handle (hex), made once
     CUdeviceptr inner() const { return buffer.ptr() + redzone; }
   };
-  // Whether `request` names exactly the buffers held (names, sizes, red zones, in order).
+  // Whether `request`'s buffer set holds exactly the buffers it names (names, sizes, red
+  // zones, in order).
   bool holds_buffers_of(const RunRequest& request) const;
   nlohmann::json allocate(const RunRequest& request);
 
@@ -64,7 +66,10 @@ private:
   bool finished_ = false;
   std::unique_ptr<CudaLibrary> library_;
   std::map<std::string, CUfunction> functions_; // by lowered name
-  std::vector<Allocation> buffers_;
+  std::array<std::vector<Allocation>, k_buffer_sets> sets_; // RunRequest::buffer_set
+  void release_buffers() {
+    for (auto& set : sets_) set.clear();
+  }
 };
 
 // The worker as an in-process WorkerLink (the `isolation` test switch): no watchdog, no

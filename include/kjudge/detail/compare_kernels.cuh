@@ -98,10 +98,196 @@ __device__ void flush_histograms(unsigned int* words, unsigned long long* hist) 
   }
 }
 
+// The chunk's maxima that the sums' scales come from; whether any thread has a failing element.
+__device__ int chunk_maxima(chunk_shared& s, const cmp_lane& L, int lane) {
+  max_into(s, m_e, L.max_e, lane);
+  max_into(s, m_r, L.max_r, lane);
+  max_into(s, m_g, L.max_g, lane);
+  return __syncthreads_or(L.failing_mask != 0u);
+}
+
+// The rest of chunk c's statistics into out: the lanes' sums (se, sr, sg at the chunk's
+// exponents ee, er, eg) by the fixed tree, the counts, first failures, maxima and worst
+// elements; s is reset for the chunk after next. Every thread of the block calls it.
+__device__ void finish_chunk(chunk_shared& s, const cmp_lane& L, double se, double sr, double sg,
+                             long long ee, long long er, long long eg, int any_failing,
+                             long long base, cmp_stats& st) {
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  se = warp_tree(se);
+  sr = warp_tree(sr);
+  sg = warp_tree(sg);
+  if (lane == 0) {
+    s.warp_sum[0][warp] = se;
+    s.warp_sum[1][warp] = sr;
+    s.warp_sum[2][warp] = sg;
+  }
+#pragma unroll
+  for (int k = 0; k < c_slots; ++k) add_count(s, k, L.count[k], lane);
+  {
+    const unsigned int fn = __reduce_min_sync(full_mask, L.first_nonfinite);
+    const unsigned int fm = __reduce_min_sync(full_mask, L.first_mismatch);
+    if (lane == 0 && fn != no_offset) atomicMin(&s.first_nonfinite, fn);
+    if (lane == 0 && fm != no_offset) atomicMin(&s.first_mismatch, fm);
+  }
+  max_into(s, m_ratio, L.max_ratio, lane);
+  max_into(s, m_abs, L.max_abs, lane);
+  max_into(s, m_rel, L.max_rel, lane);
+  max_into(s, m_ulp, L.max_ulp, lane);
+  const cmp_severity worst = warp_worst(L.worst);
+  const cmp_severity worst_bad = warp_worst(L.worst_bad);
+  if (lane == 0) {
+    s.warp_worst[warp] = worst;
+    s.warp_worst_bad[warp] = worst_bad;
+  }
+  // The first failing elements in flat order: round by round, warp by warp, lane by lane.
+  int first_count = 0;
+  if (any_failing) {
+    for (int j = 0; j < cmp_per_thread && first_count < cmp_first_max; ++j) {
+      const bool failing = ((L.failing_mask >> j) & 1u) != 0u;
+      const unsigned int ballot = __ballot_sync(full_mask, failing);
+      if (lane == 0) s.warp_failing[warp] = __popc(ballot);
+      __syncthreads();
+      int before = 0, total = 0;
+      for (int w = 0; w < cmp_warps; ++w) {
+        if (w < warp) before += s.warp_failing[w];
+        total += s.warp_failing[w];
+      }
+      if (failing) {
+        const int at = first_count + before + __popc(ballot & ((1u << lane) - 1u));
+        if (at < cmp_first_max) s.first[at] = base + static_cast<long long>(j) * cmp_threads + t;
+      }
+      __syncthreads();
+      first_count += total;
+    }
+  }
+  __syncthreads();
+
+  // Warp 0 folds the warps' parts: the worst elements in any order, the sums by the tree.
+  if (warp == 0) {
+    const bool has = lane < cmp_warps;
+    const cmp_severity w_all = warp_worst(has ? s.warp_worst[lane] : no_severity());
+    const cmp_severity w_bad = warp_worst(has ? s.warp_worst_bad[lane] : no_severity());
+    double sums[3];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+      double v = has ? s.warp_sum[k][lane] : 0.0;
+      for (int step = cmp_warps / 2; step > 0; step >>= 1)
+        v = v + __shfl_down_sync(full_mask, v, step);
+      sums[k] = v;
+    }
+    if (lane == 0) { // written field by field: no copy of the statistics in local memory
+      st.first_count = 0;
+      st.judged = s.count[c_judged];
+      st.settled = s.count[c_settled];
+      st.excused = s.count[c_excused];
+      st.overflows = s.count[c_overflows];
+      st.nonfinite = s.count[c_nonfinite];
+      st.mismatch = s.count[c_mismatch];
+      st.bad = s.count[c_bad];
+      st.err_count = s.count[c_err];
+      st.ref_count = s.count[c_ref];
+      st.ref_nonfinite = s.count[c_ref_nonfinite];
+      st.stat_count = s.count[c_stat];
+      st.first_nonfinite = s.first_nonfinite != no_offset ? base + s.first_nonfinite : cmp_none;
+      st.first_mismatch = s.first_mismatch != no_offset ? base + s.first_mismatch : cmp_none;
+      const int firsts = first_count < cmp_first_max ? first_count : cmp_first_max;
+      st.first_count = firsts;
+      for (int k = 0; k < cmp_first_max; ++k) st.first[k] = k < firsts ? s.first[k] : cmp_none;
+      st.worst = w_all;
+      st.worst_bad = w_bad;
+      st.max_e = double_of(s.max_bits[m_e]);
+      st.max_r = double_of(s.max_bits[m_r]);
+      st.max_g = double_of(s.max_bits[m_g]);
+      st.max_ratio = double_of(s.max_bits[m_ratio]);
+      st.max_abs = double_of(s.max_bits[m_abs]);
+      st.max_rel = double_of(s.max_bits[m_rel]);
+      st.max_ulp = double_of(s.max_bits[m_ulp]);
+      st.sum_e = sums[0];
+      st.sum_r = sums[1];
+      st.sum_g = sums[2];
+      st.exp_e = ee;
+      st.exp_r = er;
+      st.exp_g = eg;
+      reset(s);
+    }
+  }
+}
+
+// Where chunk c lies: its first flat index and its element count (slices are contiguous, as
+// the axis has no dimension before it, so a chunk's elements are base, base + 1, ...).
+struct chunk_place {
+  long long base, count, slice;
+};
+
+__device__ chunk_place place_of(const compare_params& p, long long c) {
+  chunk_place at;
+  at.slice = c / p.chunks_per_slice;
+  const long long q0 = (c % p.chunks_per_slice) * cmp_chunk;
+  at.count = (q0 + cmp_chunk < p.slice_len ? q0 + cmp_chunk : p.slice_len) - q0;
+  at.base = at.slice * p.slice_len + q0;
+  return at;
+}
+
+// The block's histogram counts zeroed and its chunk state reset, before the first chunk.
+__device__ void start_block(unsigned int* words, bool histograms, chunk_shared* state) {
+  if (histograms)
+    for (int k = threadIdx.x; k < cmp_histograms * hist_words; k += cmp_threads) words[k] = 0u;
+  if (threadIdx.x == 0) {
+    reset(state[0]);
+    reset(state[1]);
+  }
+  __syncthreads();
+}
+
+// The block's 16-bit counts flushed after every window_chunks chunks, before a half can fill.
+__device__ void after_chunk(unsigned int* words, unsigned long long* hist, int& window) {
+  if (hist != nullptr && ++window == window_chunks) {
+    flush_histograms(words, hist);
+    window = 0;
+    __syncthreads(); // the next chunk counts into the cleared words
+  }
+}
+
+// A thread's histogram counts, held back while the same bin repeats (a right answer's errors
+// often do: exact zeros, whole ulps), so that most elements touch no shared memory.
+struct bin_runs {
+  unsigned int key[cmp_histograms], count[cmp_histograms];
+};
+
+__device__ void empty_runs(bin_runs& r) {
+  for (int h = 0; h < cmp_histograms; ++h) r.count[h] = 0u;
+}
+
+// A finished run of one bin into histogram h's 16-bit counts.
+__device__ void emit_run(unsigned int* words, int h, unsigned int key, unsigned int count) {
+  atomicAdd(&words[h * hist_words + (key >> 1)], count << (16u * (key & 1u)));
+}
+
+// An element's bins (lane_add's keys; cmp_no_key: none) into the thread's runs.
+__device__ void count_keys(bin_runs& r, unsigned int* words, const unsigned int* keys) {
+#pragma unroll
+  for (int h = 0; h < cmp_histograms; ++h) {
+    if (keys[h] == cmp_no_key) continue;
+    if (r.count[h] != 0u && r.key[h] != keys[h]) {
+      emit_run(words, h, r.key[h], r.count[h]);
+      r.count[h] = 0u;
+    }
+    r.key[h] = keys[h];
+    ++r.count[h];
+  }
+}
+
+// The thread's open runs emitted, at the end of a chunk (so a flush window counts whole chunks).
+__device__ void flush_runs(bin_runs& r, unsigned int* words) {
+#pragma unroll
+  for (int h = 0; h < cmp_histograms; ++h)
+    if (r.count[h] != 0u) emit_run(words, h, r.key[h], r.count[h]);
+  empty_runs(r);
+}
+
 // The pass over p.chunks chunks: out[c] gets chunk c's statistics; `hist` (3 x cmp_hist_bins
 // counts, zeroed by the caller) the histograms, or null for none (relative's second pass);
-// `bounds` relative's bound per slice in its second pass. Slices are contiguous (the axis has
-// no dimension before it), so a chunk's elements are flat indices base, base + 1, ...
+// `bounds` relative's bound per slice in its second pass.
 template <bool scaled, int policy, int dtype>
 __global__ void __launch_bounds__(cmp_threads, 1)
 judge_chunks(compare_params params, const void* actual, const double* golden, const void* reference,
@@ -112,33 +298,19 @@ judge_chunks(compare_params params, const void* actual, const double* golden, co
   compare_params p = params;
   if (policy >= 0) p.policy = policy;
   if (dtype >= 0) p.dtype = dtype;
-  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int t = threadIdx.x, lane = t & 31;
   const bool histograms = hist != nullptr;
-  if (histograms)
-    for (int k = t; k < cmp_histograms * hist_words; k += cmp_threads) hist_words_s[k] = 0u;
-  if (t == 0) {
-    reset(chunk_state[0]);
-    reset(chunk_state[1]);
-  }
-  __syncthreads();
-  // A finished run of one histogram bin, into the block's 16-bit counts.
-  auto emit = [&](int h, unsigned int key, unsigned int count) {
-    atomicAdd(&hist_words_s[h * hist_words + (key >> 1)], count << (16u * (key & 1u)));
-  };
+  start_block(hist_words_s, histograms, chunk_state);
   int window = 0, parity = 0;
 
   for (long long c = blockIdx.x; c < p.chunks; c += gridDim.x, parity ^= 1) {
-    chunk_shared& s = chunk_state[parity];
-    const long long slice = c / p.chunks_per_slice;
-    const long long q0 = (c % p.chunks_per_slice) * cmp_chunk;
-    const long long count = (q0 + cmp_chunk < p.slice_len ? q0 + cmp_chunk : p.slice_len) - q0;
-    const long long base = slice * p.slice_len + q0;
-    const double bound = bounds != nullptr ? bounds[slice] : quiet_nan();
+    const chunk_place at = place_of(p, c);
+    const long long base = at.base, count = at.count;
+    const double bound = bounds != nullptr ? bounds[at.slice] : quiet_nan();
 
-    cmp_lane lane_state;
-    empty_lane(lane_state);
-    cmp_lane& L = lane_state;
-    cmp_hist_run runs;
+    cmp_lane L;
+    empty_lane(L);
+    bin_runs runs;
     empty_runs(runs);
     // The thread's elements a group at a time, each group's loads issued before any use.
 #pragma unroll 1
@@ -159,22 +331,18 @@ judge_chunks(compare_params params, const void* actual, const double* golden, co
       for (int u = 0; u < load_group; ++u) {
         const long long k = static_cast<long long>(j0 + u) * cmp_threads + t;
         double terms[3];
+        unsigned int keys[cmp_histograms] = {cmp_no_key, cmp_no_key, cmp_no_key};
         if (k < count) {
           const cmp_element el = judge_element_hd(p, cv[u], gv[u], rv[u], bound);
           lane_add(p, L, el, cv[u], static_cast<unsigned int>(k), base + k, j0 + u, scaled, terms,
-                   histograms ? &runs : nullptr, emit);
+                   histograms ? keys : nullptr);
         }
+        if (histograms) count_keys(runs, hist_words_s, keys);
       }
     }
-    if (histograms) hist_flush(runs, emit);
-    const unsigned int failing_mask = L.failing_mask;
-
-    // The chunk's maxima first: scaled sums take their scales from them.
-    max_into(s, m_e, L.max_e, lane);
-    max_into(s, m_r, L.max_r, lane);
-    max_into(s, m_g, L.max_g, lane);
-    const int any_failing = __syncthreads_or(failing_mask != 0u);
-
+    if (histograms) flush_runs(runs, hist_words_s);
+    chunk_shared& s = chunk_state[parity];
+    const int any_failing = chunk_maxima(s, L, lane);
     const long long ee = chunk_exponent(p, double_of(s.max_bits[m_e]));
     const long long er = chunk_exponent(p, double_of(s.max_bits[m_r]));
     const long long eg = chunk_exponent(p, double_of(s.max_bits[m_g]));
@@ -195,109 +363,8 @@ judge_chunks(compare_params params, const void* actual, const double* golden, co
         if (tm.g > 0.0) sg = sg + scaled_square(tm.g, eg);
       }
     }
-    se = warp_tree(se);
-    sr = warp_tree(sr);
-    sg = warp_tree(sg);
-    if (lane == 0) {
-      s.warp_sum[0][warp] = se;
-      s.warp_sum[1][warp] = sr;
-      s.warp_sum[2][warp] = sg;
-    }
-#pragma unroll
-    for (int k = 0; k < c_slots; ++k) add_count(s, k, L.count[k], lane);
-    {
-      const unsigned int fn = __reduce_min_sync(full_mask, L.first_nonfinite);
-      const unsigned int fm = __reduce_min_sync(full_mask, L.first_mismatch);
-      if (lane == 0 && fn != no_offset) atomicMin(&s.first_nonfinite, fn);
-      if (lane == 0 && fm != no_offset) atomicMin(&s.first_mismatch, fm);
-    }
-    max_into(s, m_ratio, L.max_ratio, lane);
-    max_into(s, m_abs, L.max_abs, lane);
-    max_into(s, m_rel, L.max_rel, lane);
-    max_into(s, m_ulp, L.max_ulp, lane);
-    const cmp_severity worst = warp_worst(L.worst);
-    const cmp_severity worst_bad = warp_worst(L.worst_bad);
-    if (lane == 0) {
-      s.warp_worst[warp] = worst;
-      s.warp_worst_bad[warp] = worst_bad;
-    }
-    // The first failing elements in flat order: round by round, warp by warp, lane by lane.
-    int first_count = 0;
-    if (any_failing) {
-      for (int j = 0; j < cmp_per_thread && first_count < cmp_first_max; ++j) {
-        const bool failing = ((failing_mask >> j) & 1u) != 0u;
-        const unsigned int ballot = __ballot_sync(full_mask, failing);
-        if (lane == 0) s.warp_failing[warp] = __popc(ballot);
-        __syncthreads();
-        int before = 0, total = 0;
-        for (int w = 0; w < cmp_warps; ++w) {
-          if (w < warp) before += s.warp_failing[w];
-          total += s.warp_failing[w];
-        }
-        if (failing) {
-          const int at = first_count + before + __popc(ballot & ((1u << lane) - 1u));
-          if (at < cmp_first_max) s.first[at] = base + static_cast<long long>(j) * cmp_threads + t;
-        }
-        __syncthreads();
-        first_count += total;
-      }
-    }
-    __syncthreads();
-
-    // Warp 0 folds the warps' parts: the worst elements in any order, the sums by the tree.
-    if (warp == 0) {
-      const bool has = lane < cmp_warps;
-      const cmp_severity w_all = warp_worst(has ? s.warp_worst[lane] : no_severity());
-      const cmp_severity w_bad = warp_worst(has ? s.warp_worst_bad[lane] : no_severity());
-      double sums[3];
-#pragma unroll
-      for (int k = 0; k < 3; ++k) {
-        double v = has ? s.warp_sum[k][lane] : 0.0;
-        for (int step = cmp_warps / 2; step > 0; step >>= 1) v = v + __shfl_down_sync(full_mask, v, step);
-        sums[k] = v;
-      }
-      if (lane == 0) {
-        cmp_stats& st = out[c]; // written field by field: no copy of it in local memory
-        st.first_count = 0;
-        st.judged = s.count[c_judged];
-        st.settled = s.count[c_settled];
-        st.excused = s.count[c_excused];
-        st.overflows = s.count[c_overflows];
-        st.nonfinite = s.count[c_nonfinite];
-        st.mismatch = s.count[c_mismatch];
-        st.bad = s.count[c_bad];
-        st.err_count = s.count[c_err];
-        st.ref_count = s.count[c_ref];
-        st.ref_nonfinite = s.count[c_ref_nonfinite];
-        st.stat_count = s.count[c_stat];
-        st.first_nonfinite = s.first_nonfinite != no_offset ? base + s.first_nonfinite : cmp_none;
-        st.first_mismatch = s.first_mismatch != no_offset ? base + s.first_mismatch : cmp_none;
-        const int firsts = first_count < cmp_first_max ? first_count : cmp_first_max;
-        st.first_count = firsts;
-        for (int k = 0; k < cmp_first_max; ++k) st.first[k] = k < firsts ? s.first[k] : cmp_none;
-        st.worst = w_all;
-        st.worst_bad = w_bad;
-        st.max_e = double_of(s.max_bits[m_e]);
-        st.max_r = double_of(s.max_bits[m_r]);
-        st.max_g = double_of(s.max_bits[m_g]);
-        st.max_ratio = double_of(s.max_bits[m_ratio]);
-        st.max_abs = double_of(s.max_bits[m_abs]);
-        st.max_rel = double_of(s.max_bits[m_rel]);
-        st.max_ulp = double_of(s.max_bits[m_ulp]);
-        st.sum_e = sums[0];
-        st.sum_r = sums[1];
-        st.sum_g = sums[2];
-        st.exp_e = ee;
-        st.exp_r = er;
-        st.exp_g = eg;
-        reset(s);
-      }
-    }
-    if (histograms && ++window == window_chunks) {
-      flush_histograms(hist_words_s, hist);
-      window = 0;
-      __syncthreads(); // the next chunk counts into the cleared words
-    }
+    finish_chunk(s, L, se, sr, sg, ee, er, eg, any_failing, base, out[c]);
+    after_chunk(hist_words_s, hist, window);
   }
   if (histograms) flush_histograms(hist_words_s, hist);
 }

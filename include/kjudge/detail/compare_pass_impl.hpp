@@ -280,6 +280,25 @@ struct cmp_element {
   double er;      // relative: |reference - golden|
 };
 
+// An elementwise policy (allclose, ulp, exact) on a judged element: c against the expected x.
+KJ_HD void elementwise_error(const compare_params& p, double c, double x, cmp_element& e) {
+  e.x = x;
+  if (p.policy == cmp_allclose) {
+    e.err = abs_of(c - x);
+    e.allowed = p.atol + mul(p.rtol, abs_of(x));
+    e.bad = !(e.err <= e.allowed);
+  } else if (p.policy == cmp_ulp) {
+    e.err = is_finite_hd(x) ? ulp_distance_hd(p.dtype, c, x) : infinity();
+    e.allowed = p.max_ulps;
+    e.bad = !(e.err <= e.allowed);
+  } else { // exact
+    const bool same = c == x && (p.strict_zero == 0 || sign_of(c) == sign_of(x));
+    e.err = abs_of(c - x);
+    e.allowed = 0.0;
+    e.bad = !same;
+  }
+}
+
 // The rules and the policy for element i: c the candidate, g the golden (f64; NaN when there is
 // none), r the reference (NaN when there is none), `bound` relative's bound for i's slice in the
 // second pass.
@@ -304,22 +323,7 @@ KJ_HD cmp_element judge_element_hd(const compare_params& p, double c, double g, 
     }
     return e;
   }
-  const double x = p.expected_golden != 0 ? basis : r;
-  e.x = x;
-  if (p.policy == cmp_allclose) {
-    e.err = abs_of(c - x);
-    e.allowed = p.atol + mul(p.rtol, abs_of(x));
-    e.bad = !(e.err <= e.allowed);
-  } else if (p.policy == cmp_ulp) {
-    e.err = is_finite_hd(x) ? ulp_distance_hd(p.dtype, c, x) : infinity();
-    e.allowed = p.max_ulps;
-    e.bad = !(e.err <= e.allowed);
-  } else { // exact
-    const bool same = c == x && (p.strict_zero == 0 || sign_of(c) == sign_of(x));
-    e.err = abs_of(c - x);
-    e.allowed = 0.0;
-    e.bad = !same;
-  }
+  elementwise_error(p, c, p.expected_golden != 0 ? basis : r, e);
   return e;
 }
 
@@ -363,16 +367,29 @@ KJ_HD cmp_severity worse_of(cmp_severity a, cmp_severity b) {
   return a.index <= b.index ? a : b;
 }
 
+// ulp_at_hd(dt_f32, x) for a finite x of f32's value set, from the exponent field of x as an
+// f32 (the device pass's common case: a few integer operations instead of double ones).
+KJ_HD double ulp_of_f32_value(double x) {
+  const unsigned int field = (static_cast<unsigned int>(bits_of(x) >> 52) & 0x7ffu);
+  // f32's exponent field is the double's less 896 (1023 - 127); 0 (subnormal, zero) acts as 1.
+  const int f32_field = field > 896u ? static_cast<int>(field) - 896 : 1;
+  return pow2i(f32_field - 150);
+}
+
+// Whether error_statistics' expected value is a value of the output dtype: the rounded golden
+// or the reference under an elementwise policy; relative's golden is any double.
+KJ_HD bool expected_in_dtype(const compare_params& p) { return p.policy != cmp_relative; }
+
 // The statistics' values of a judged element with a finite expected value: |c - x|, relative
 // (0 where c == x, never Inf) and ulp error (never Inf), as compare.cpp's finish defines them,
 // except that the relative error of an output narrower than f64 is divided in f32 (a double
 // division per element was most of the device pass's time): within 2^-22 of the exact quotient,
 // far inside a percentile bin, and 0 below f32's range.
-KJ_HD void error_statistics(int dtype, double c, double x, double* abs_e, double* rel_e,
-                            double* ulp_e) {
+KJ_HD void error_statistics(int dtype, double c, double x, bool x_in_dtype, double* abs_e,
+                            double* rel_e, double* ulp_e) {
   const double big = double_of(0x7fefffffffffffffull);
   const double a = abs_of(c - x);
-  const double unit = ulp_at_hd(dtype, x);
+  const double unit = x_in_dtype && dtype == dt_f32 ? ulp_of_f32_value(x) : ulp_at_hd(dtype, x);
   *abs_e = a;
   if (c == x)
     *rel_e = 0.0;
@@ -529,48 +546,19 @@ KJ_HD double ratio_reaching(double err, double allowed, double above) {
   return err / allowed;
 }
 
-// A lane's histogram counts, held back while the same bin repeats (a right answer's errors often
-// do: exact halves and whole ulps), so most elements touch no shared memory.
-struct cmp_hist_run {
-  unsigned int key[cmp_histograms];
-  unsigned int count[cmp_histograms];
-};
-
-KJ_HD void empty_runs(cmp_hist_run& r) {
-  for (int h = 0; h < cmp_histograms; ++h) {
-    r.key[h] = 0u;
-    r.count[h] = 0u;
-  }
-}
-
-// One value's bin into histogram h; `emit(h, key, count)` takes a finished run.
-template <class Emit>
-KJ_HD void hist_count(cmp_hist_run& r, int h, unsigned int key, Emit& emit) {
-  if (r.count[h] != 0u && r.key[h] != key) {
-    emit(h, r.key[h], r.count[h]);
-    r.count[h] = 0u;
-  }
-  r.key[h] = key;
-  ++r.count[h];
-}
-
-template <class Emit>
-KJ_HD void hist_flush(cmp_hist_run& r, Emit& emit) {
-  for (int h = 0; h < cmp_histograms; ++h) {
-    if (r.count[h] != 0u) emit(h, r.key[h], r.count[h]);
-    r.count[h] = 0u;
-  }
-}
+// "No histogram key": the element adds nothing to the histograms.
+constexpr unsigned int cmp_no_key = 0xffffffffu;
 
 // Element j of the thread (chunk offset k, flat index `flat`, candidate c) into its lane: the
 // counts, the first failures, the worst element, the maxima, the unscaled sums (or, for scaled
-// ones, the terms in `terms`, added after the chunk's maxima are known), and the statistics'
-// histograms (through `runs`, when given).
-template <class Emit>
+// ones, the terms in `terms`, added after the chunk's maxima are known). `keys`, when given,
+// receives the element's bin in each statistic's histogram (cmp_no_key for none); the caller
+// counts them (the device a warp at a time).
 KJ_HD void lane_add(const compare_params& p, cmp_lane& l, const cmp_element& el, double c,
                     unsigned int k, long long flat, int j, bool scaled, double* terms,
-                    cmp_hist_run* runs, Emit& emit) {
+                    unsigned int* keys) {
   terms[0] = terms[1] = terms[2] = 0.0;
+  if (keys != nullptr) keys[0] = keys[1] = keys[2] = cmp_no_key;
   if (el.status != st_judged) {
     switch (el.status) {
       case st_settled: ++l.count[c_settled]; return;
@@ -640,22 +628,22 @@ KJ_HD void lane_add(const compare_params& p, cmp_lane& l, const cmp_element& el,
     terms[1] = t.r;
     terms[2] = t.g;
   } else {
-    // A zero term adds nothing (s + 0 is s).
-    if (t.e > 0.0) l.sum_e = l.sum_e + scaled_square(t.e, 0);
-    if (t.r > 0.0) l.sum_r = l.sum_r + scaled_square(t.r, 0);
-    if (t.g > 0.0) l.sum_g = l.sum_g + scaled_square(t.g, 0);
+    // A zero term adds nothing (s + 0 is s); unscaled, a term's square is scaled_square(v, 0).
+    if (t.e > 0.0) l.sum_e = l.sum_e + mul(t.e, t.e);
+    if (t.r > 0.0) l.sum_r = l.sum_r + mul(t.r, t.r);
+    if (t.g > 0.0) l.sum_g = l.sum_g + mul(t.g, t.g);
   }
   if (is_finite_hd(el.x)) {
     double a, rel, u;
-    error_statistics(p.dtype, c, el.x, &a, &rel, &u);
+    error_statistics(p.dtype, c, el.x, expected_in_dtype(p), &a, &rel, &u);
     ++l.count[c_stat];
     l.max_abs = max_hd(l.max_abs, a);
     l.max_rel = max_hd(l.max_rel, rel);
     l.max_ulp = max_hd(l.max_ulp, u);
-    if (runs != nullptr) {
-      hist_count(*runs, 0, hist_key(a), emit);
-      hist_count(*runs, 1, hist_key(rel), emit);
-      hist_count(*runs, 2, hist_key(u), emit);
+    if (keys != nullptr) {
+      keys[0] = hist_key(a);
+      keys[1] = hist_key(rel);
+      keys[2] = hist_key(u);
     }
   }
 }

@@ -117,6 +117,12 @@ TEST(CliArgs, BadArgumentsExit2WithAHint) {
   r = kjudge({"serve", "--devices", "0,x"});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "Value x not in range 0 to 1023")) << r.err;
+  // The switch for no spare workers is serve's, spelled in full.
+  r = kjudge({"serve", "--help"});
+  EXPECT_TRUE(contains(r.out + r.err, "--no-spare-workers")) << r.out;
+  r = kjudge({"serve", "--no-spare-worker"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--no-spare-worker")) << r.err;
 }
 
 // ---- compare ----

@@ -2,10 +2,13 @@
 // the exponent bits) must agree with the generic kj::round_to and kj::ulp_of on the values where
 // a shortcut could slip: ties between two floats, subnormals, the edge of overflow, powers of two.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include <gtest/gtest.h>
 
+#include "kjudge/detail/compare_pass_impl.hpp"
 #include "kjudge/tensor.hpp"
 #include "unit/compare/helpers.hpp"
 
@@ -69,6 +72,24 @@ TEST(FastPath, RelativeFloorsUseTheGenericUlp) {
   const OutputFinding above =
       judge(spec, tensor(DType::f32, {scale + 2 * floor, 1.0}), &golden, &reference);
   EXPECT_FALSE(above.pass());
+}
+
+TEST(FastPath, UlpOfAnF32ValueIsTheGenericUlp) {
+  // The pass's shortcut for expected values of f32's value set (error_statistics with
+  // x_in_dtype) reads the ulp off the exponent field; every 2^7th bit pattern, both signs, all
+  // subnormals and both ends of each binade.
+  int checked = 0;
+  for (std::uint64_t bits = 0; bits < 0x7f800000u; bits += bits < 0x00800000u ? 1 : 127) {
+    for (const std::uint32_t sign : {0u, 0x80000000u}) {
+      const auto pattern = static_cast<std::uint32_t>(bits) | sign;
+      float f;
+      std::memcpy(&f, &pattern, sizeof f);
+      const double x = f;
+      ASSERT_EQ(detail::ulp_of_f32_value(x), detail::ulp_at_hd(detail::dt_f32, x)) << x;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30'000'000);
 }
 
 }  // namespace

@@ -114,6 +114,30 @@ TEST(Messages, PreparedRunRoundTrip) {
   EXPECT_TRUE(run_request_from_json(wire(to_json(r))).prepared);
 }
 
+// The worker's buffer sets: which one a run uses and which it frees first; a set outside
+// 0..k_buffer_sets-1 is refused before the worker indexes with it.
+TEST(Messages, BufferSetsRoundTrip) {
+  RunRequest r = sample_run();
+  EXPECT_FALSE(to_json(r).contains("buffer_set"));
+  EXPECT_FALSE(to_json(r).contains("release"));
+  r.buffer_set = k_buffer_sets - 1;
+  r.release = {0, 1};
+  const RunRequest back = run_request_from_json(wire(to_json(r)));
+  EXPECT_EQ(back.buffer_set, k_buffer_sets - 1);
+  EXPECT_EQ(back.release, (std::vector<int>{0, 1}));
+  for (const json& bad_set : {json(k_buffer_sets), json(-1)}) {
+    json j = to_json(r);
+    j["buffer_set"] = bad_set;
+    EXPECT_THROW(run_request_from_json(j), std::invalid_argument) << bad_set;
+    j = to_json(r);
+    j["release"] = json::array({bad_set});
+    EXPECT_THROW(run_request_from_json(j), std::invalid_argument) << bad_set;
+  }
+  json j = to_json(r);
+  j["release"] = "0";
+  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
+}
+
 TEST(Messages, CompileRequestRoundTrip) {
   CompileRequest r;
   r.source = "__global__ void k(float* x) {}\n";
