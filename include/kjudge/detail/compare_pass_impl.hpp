@@ -553,7 +553,7 @@ constexpr unsigned int cmp_no_key = 0xffffffffu;
 // counts, the first failures, the worst element, the maxima, the unscaled sums (or, for scaled
 // ones, the terms in `terms`, added after the chunk's maxima are known). `keys`, when given,
 // receives the element's bin in each statistic's histogram (cmp_no_key for none); the caller
-// counts them (the device a warp at a time).
+// counts them (the device thread in runs of equal bins, the host one by one).
 KJ_HD void lane_add(const compare_params& p, cmp_lane& l, const cmp_element& el, double c,
                     unsigned int k, long long flat, int j, bool scaled, double* terms,
                     unsigned int* keys) {

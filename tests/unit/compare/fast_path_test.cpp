@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -90,6 +91,52 @@ TEST(FastPath, UlpOfAnF32ValueIsTheGenericUlp) {
     }
   }
   EXPECT_GT(checked, 30'000'000);
+}
+
+// lane_add computes a ratio only where it can reach the largest so far (ratio_reaching); its
+// worst element and largest ratio must still be the definitions' own: the worse_of fold of every element's severity, and the largest error / allowed of the
+// judged elements. Random f32 data under each elementwise policy: exact matches alone, then with
+// ulps, then with failures and non-finite values mixed in.
+TEST(FastPath, TheLanesWorstElementAndRatioAreTheDefinitions) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const int policy : {detail::cmp_allclose, detail::cmp_ulp, detail::cmp_exact}) {
+    for (const int mix : {0, 1, 2}) { // exact matches only; with ulps; with failures too
+      detail::compare_params p{};
+      p.rtol = 1e-5;
+      p.atol = 1e-6;
+      p.max_ulps = 2;
+      p.policy = policy;
+      p.dtype = detail::dt_f32;
+      detail::cmp_lane lane;
+      detail::empty_lane(lane);
+      detail::cmp_severity worst = detail::no_severity();
+      double max_ratio = 0.0;
+      for (int j = 0; j < 20000; ++j) {
+        const int scale = static_cast<int>(rng() % 30) - 15;
+        const auto x = static_cast<float>(unit(rng) * std::ldexp(1.0, scale));
+        float c = x;
+        const auto kind = mix == 0 ? 0 : rng() % (mix == 2 ? 8 : 5);
+        if (kind == 1) c = std::nextafter(x, 2.0f * x + 1.0f);
+        if (kind == 2) c = std::nextafter(std::nextafter(x, 0.0f), 0.0f);
+        if (kind == 5) c = x * (1.0f + 1e-4f);
+        if (kind == 6) c = std::numeric_limits<float>::infinity();
+        if (kind == 7) c = std::numeric_limits<float>::quiet_NaN();
+        const detail::cmp_element el = detail::judge_element_hd(p, c, nan, x, nan);
+        double terms[3];
+        detail::lane_add(p, lane, el, c, 0, j, 0, false, terms, nullptr);
+        worst = detail::worse_of(worst, detail::severity_hd(p, el, j));
+        if (el.status == detail::st_judged)
+          max_ratio = std::max(max_ratio, detail::safe_ratio_hd(el.err, el.allowed));
+      }
+      EXPECT_EQ(lane.worst.index, worst.index) << "policy " << policy;
+      EXPECT_EQ(lane.worst.failing, worst.failing) << "policy " << policy;
+      EXPECT_EQ(lane.worst.ratio, worst.ratio) << "policy " << policy;
+      EXPECT_EQ(lane.worst.error, worst.error) << "policy " << policy;
+      EXPECT_EQ(lane.max_ratio, max_ratio) << "policy " << policy;
+    }
+  }
 }
 
 }  // namespace
