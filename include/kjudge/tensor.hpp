@@ -82,6 +82,8 @@ using Shape = std::vector<std::int64_t>;
 // Product of the dims; throws SpecError-free std::overflow_error on 64-bit overflow or a
 // negative dim, so callers can attach a location.
 std::int64_t checked_numel(const Shape& shape);
+// Bytes of a dense tensor of this dtype and shape (checked_numel's throws).
+std::size_t tensor_bytes(DType dtype, const Shape& shape);
 std::string shape_string(const Shape& shape);  // "[4096, 4096]"
 // Multi-dimensional index of a flat row-major offset.
 std::vector<std::int64_t> unravel(const Shape& shape, std::int64_t flat);

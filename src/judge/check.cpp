@@ -111,6 +111,25 @@ CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
   return r;
 }
 
+// What output `o`'s host comparison takes: `actual` against the case's golden and reference, or,
+// given the --against kernel's outputs, against its output bit-exactly.
+CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const CaseData& data,
+                                  const HostTensor& actual,
+                                  const std::vector<HostTensor>* against_outputs,
+                                  bool exact_percentiles) {
+  CompareInputs in;
+  static_cast<CompareRules&>(in) =
+      compare_rules(problem, o, against_outputs != nullptr, data, exact_percentiles);
+  in.actual = &actual;
+  if (against_outputs) {
+    in.reference = &(*against_outputs)[o];
+  } else {
+    in.golden = &data.golden[o];
+    in.reference = &data.reference[o];
+  }
+  return in;
+}
+
 // The running side of one case: the oracle's inputs, golden and reference, the --against
 // kernel's outputs, and the candidate's runs. On the GPU it runs on the thread that owns the
 // CUDA context.
@@ -259,33 +278,29 @@ bool RunSide::judge_on_device(Gathered& g, const CaseData& data) {
   for (std::size_t o = 0; o < n_out; ++o)
     counts.push_back(BuiltinKernels::mismatched_bytes(
         first.device_outputs[o].ptr(), second.device_outputs[o].ptr(),
-        static_cast<std::size_t>(checked_numel(data.output_shapes[o])) *
-            dtype_size(problem.outputs[o].dtype)));
+        tensor_bytes(problem.outputs[o].dtype, data.output_shapes[o])));
   for (const std::uint64_t differing : builtins->count_all(counts, stream))
     if (differing != 0) return false;
   std::vector<OutputFinding> findings;
   try {
     for (std::size_t o = 0; o < n_out; ++o) {
+      const DType dtype = problem.outputs[o].dtype;
+      const DeviceTensor actual{first.device_outputs[o].ptr(), dtype};
+      if (!is_float(dtype)) {
+        // The golden of an integer output is in the output's dtype on the device; the host's
+        // copy is the f64 one compare_output takes.
+        const HostTensor on_host = to_host(actual, data.output_shapes[o], stream);
+        findings.push_back(compare_output(
+            host_compare_inputs(problem, o, data, on_host, nullptr, exact_percentiles)));
+        continue;
+      }
       DeviceCompareInputs in;
       static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, exact_percentiles);
       in.shape = data.output_shapes[o];
-      const DType dtype = problem.outputs[o].dtype;
-      in.actual = {first.device_outputs[o].ptr(), dtype};
+      in.actual = actual;
       in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
-      // The golden of an integer output is in the output's dtype on the device; the host's
-      // copy is the f64 one compare_output takes.
-      if (is_float(dtype)) {
-        in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
-        findings.push_back(comparator->compare(in, stream));
-      } else {
-        const HostTensor actual = to_host(in.actual, in.shape, stream);
-        CompareInputs host_in;
-        static_cast<CompareRules&>(host_in) = in;
-        host_in.actual = &actual;
-        host_in.golden = &data.golden[o];
-        host_in.reference = &data.reference[o];
-        findings.push_back(compare_output(host_in));
-      }
+      in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
+      findings.push_back(comparator->compare(in, stream));
     }
   } catch (const SpecError& e) {
     g = stopped(std::move(g), Reason::spec_error, e.what());
@@ -313,16 +328,8 @@ struct HostSide {
 
 CompareInputs HostSide::compare_inputs(const Gathered& g, std::size_t o,
                                        const HostTensor& actual) const {
-  CompareInputs in;
-  static_cast<CompareRules&>(in) = compare_rules(problem, o, against, *g.data, exact_percentiles);
-  in.actual = &actual;
-  if (against) {
-    in.reference = &g.old_outputs[o];
-  } else {
-    in.golden = &g.data->golden[o];
-    in.reference = &g.data->reference[o];
-  }
-  return in;
+  return host_compare_inputs(problem, o, *g.data, actual, against ? &g.old_outputs : nullptr,
+                             exact_percentiles);
 }
 
 Assessed HostSide::assess(Gathered g) const {

@@ -95,6 +95,16 @@ struct RunRequest {
   int buffer_set = 0;
   std::vector<int> release;
 };
+// Whether `held` (anything with a name and a byte count: the worker's allocations, the
+// oracle's mappings of them, a reply's handles) are exactly the buffers `r` names, in order.
+template <class Held>
+bool names_the_buffers(const RunRequest& r, const std::vector<Held>& held) {
+  if (held.size() != r.buffers.size()) return false;
+  for (std::size_t k = 0; k < held.size(); ++k)
+    if (held[k].name != r.buffers[k].name || held[k].bytes != r.buffers[k].bytes) return false;
+  return true;
+}
+
 // Buffer sets a CUDA worker keeps: a check's cases come in a few shapes, and a run on a kept
 // set needs no allocation, IPC export or mapping (each a call into the driver, slow while
 // another process starts a context).

@@ -68,14 +68,6 @@ PlanContext oracle_plan_context(const Problem& problem, const std::string& owner
   return ctx;
 }
 
-namespace {
-
-std::size_t bytes_of(DType dtype, const Shape& shape) {
-  return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
-}
-
-} // namespace
-
 std::uint64_t CaseData::input_bytes() const {
   std::uint64_t n = 0;
   for (const auto& b : master)
@@ -217,7 +209,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
         copies.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * 8, 1));
         builtins_->widen_to_f64(copies.back().ptr(), data.master[i].ptr(), in.dtype, numel, stream);
       } else {
-        const std::size_t bytes = bytes_of(in.dtype, data.input_shapes[i]);
+        const std::size_t bytes = tensor_bytes(in.dtype, data.input_shapes[i]);
         copies.emplace_back(std::max<std::size_t>(bytes, 1));
         copy_device(copies.back().ptr(), data.master[i].ptr(), bytes, stream);
       }
@@ -236,10 +228,11 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   };
   std::vector<DeviceBuffer> outputs;
   for (std::size_t o = 0; o < n_out; ++o)
-    outputs.emplace_back(std::max<std::size_t>(bytes_of(dtype_of(o), data.output_shapes[o]), 1));
+    outputs.emplace_back(
+        std::max<std::size_t>(tensor_bytes(dtype_of(o), data.output_shapes[o]), 1));
   auto fill_outputs = [&](int run) {
     for (std::size_t o = 0; o < n_out; ++o) {
-      const std::size_t bytes = bytes_of(dtype_of(o), data.output_shapes[o]);
+      const std::size_t bytes = tensor_bytes(dtype_of(o), data.output_shapes[o]);
       if (problem_.outputs[o].init == InitRule::zero)
         fill_bytes(outputs[o].ptr(), 0, bytes, stream);
       else
@@ -268,7 +261,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
     const std::size_t bytes =
         golden && is_float(problem_.inputs[i].dtype)
             ? static_cast<std::size_t>(checked_numel(data.input_shapes[i])) * 8
-            : bytes_of(problem_.inputs[i].dtype, data.input_shapes[i]);
+            : tensor_bytes(problem_.inputs[i].dtype, data.input_shapes[i]);
     const std::uint64_t changed =
         builtins_->count_mismatched_bytes(inputs[i].ptr(), pristine[i].ptr(), bytes, stream);
     if (changed > 0)
@@ -382,7 +375,7 @@ CaseData Oracle::prepare(const Case& c) {
     const InputSpec& in = problem_.inputs[i];
     const Shape& shape = data.input_shapes[i];
     const std::int64_t numel = checked_numel(shape);
-    const std::size_t bytes = bytes_of(in.dtype, shape);
+    const std::size_t bytes = tensor_bytes(in.dtype, shape);
     // An allocation of at least one byte, so even an empty tensor can be staged and exported.
     DeviceBuffer master(std::max<std::size_t>(bytes, 1));
     const StreamId stream_id{c.seed, static_cast<std::uint32_t>(i), 0};

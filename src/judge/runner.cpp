@@ -26,10 +26,6 @@ Clock::time_point after(double seconds) {
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-std::size_t bytes_of(DType dtype, const Shape& shape) {
-  return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
-}
-
 // A worker process: a spare when the check keeps them, else started now.
 std::unique_ptr<WorkerProcess> start_worker(const RunnerOptions& options,
                                             const std::vector<std::string>& argv) {
@@ -270,7 +266,7 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
     BufferRequest b;
     b.name = problem.inputs[i].name;
     b.role = BufferRole::input;
-    b.bytes = bytes_of(problem.inputs[i].dtype, data.input_shapes[i]);
+    b.bytes = tensor_bytes(problem.inputs[i].dtype, data.input_shapes[i]);
     total += b.bytes;
     request.buffers.push_back(std::move(b));
   }
@@ -292,7 +288,7 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
     BufferRequest b;
     b.name = spec.name;
     b.role = BufferRole::output;
-    b.bytes = bytes_of(spec.dtype, data.output_shapes[o]);
+    b.bytes = tensor_bytes(spec.dtype, data.output_shapes[o]);
     b.fill = fill_for(init, spec.dtype);
     out.poisoned.push_back(b.fill.kind == Fill::Kind::pattern);
     total += b.bytes;
@@ -302,7 +298,7 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
     BufferRequest b;
     b.name = kernel.scratch[s].name;
     b.role = BufferRole::scratch;
-    b.bytes = bytes_of(kernel.scratch[s].dtype, scratch_shapes[s]);
+    b.bytes = tensor_bytes(kernel.scratch[s].dtype, scratch_shapes[s]);
     b.fill = fill_for(kernel.scratch[s].init, kernel.scratch[s].dtype);
     total += b.bytes;
     request.buffers.push_back(std::move(b));
@@ -379,12 +375,9 @@ int KernelRunner::set_holding(const RunRequest& request) const {
   if (!link_ || !link_->alive()) return -1;
   for (int s = 0; s < k_buffer_sets; ++s) {
     const MappedSet& set = sets_[static_cast<std::size_t>(s)];
-    bool same = !set.buffers.empty() && set.buffers.size() == request.buffers.size() &&
-                set.redzone == request.redzone_bytes;
-    for (std::size_t k = 0; same && k < set.buffers.size(); ++k)
-      same = set.buffers[k].name == request.buffers[k].name &&
-             set.buffers[k].bytes == request.buffers[k].bytes;
-    if (same) return s;
+    if (!set.buffers.empty() && set.redzone == request.redzone_bytes &&
+        names_the_buffers(request, set.buffers))
+      return s;
   }
   return -1;
 }
@@ -518,11 +511,9 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   }
   // Trust nothing: the reply must describe exactly the buffers asked for (and, for a prepared
   // run, the very allocations already mapped).
-  bool matches = got.buffers.size() == request.buffers.size();
+  bool matches = names_the_buffers(request, got.buffers);
   for (std::size_t k = 0; matches && k < got.buffers.size(); ++k)
-    matches = got.buffers[k].name == request.buffers[k].name &&
-              got.buffers[k].bytes == request.buffers[k].bytes &&
-              got.buffers[k].redzone_bytes == request.redzone_bytes &&
+    matches = got.buffers[k].redzone_bytes == request.redzone_bytes &&
               (!request.prepared || (got.buffers[k].ipc == set.buffers[k].ipc &&
                                      got.buffers[k].ptr == set.buffers[k].ptr));
   if (!matches) {

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -136,12 +137,9 @@ json WorkerSession::load(const ModuleMessage& module) {
 
 bool WorkerSession::holds_buffers_of(const RunRequest& r) const {
   const std::vector<Allocation>& held = sets_[static_cast<std::size_t>(r.buffer_set)];
-  if (r.buffers.size() != held.size()) return false;
-  for (std::size_t k = 0; k < held.size(); ++k)
-    if (r.buffers[k].name != held[k].name || r.buffers[k].bytes != held[k].bytes ||
-        r.redzone_bytes != held[k].redzone)
-      return false;
-  return true;
+  return names_the_buffers(r, held) &&
+         std::all_of(held.begin(), held.end(),
+                     [&](const Allocation& a) { return a.redzone == r.redzone_bytes; });
 }
 
 // Fresh allocations for the request's buffers, filled as it asks: the inputs copied from the

@@ -1,5 +1,5 @@
-// Shapes: element counts that refuse to overflow, printing, and flat-to-multi-dimensional
-// indices for the mismatch reports.
+// Shapes: element counts that refuse to overflow, byte counts, printing, and
+// flat-to-multi-dimensional indices for the mismatch reports.
 #include <stdexcept>
 
 #include "kjudge/error.hpp"
@@ -18,6 +18,10 @@ std::int64_t checked_numel(const Shape& shape) {
           fmt::format("element count of shape {} overflows 64 bits", shape_string(shape)));
   }
   return n;
+}
+
+std::size_t tensor_bytes(DType dtype, const Shape& shape) {
+  return static_cast<std::size_t>(checked_numel(shape)) * dtype_size(dtype);
 }
 
 std::string shape_string(const Shape& shape) {
