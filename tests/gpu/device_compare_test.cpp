@@ -3,8 +3,9 @@
 // double by its bits, every message), and the scenario must really run on the device. The
 // scenarios sit where a comparator slips: errors at the bound and one ulp past it, NaN, ±Inf and
 // -0 in every role, the NaN rules, f64 extremes (the scaled sums), narrow dtypes, slices longer
-// than a chunk, outputs that are not a whole number of chunks, and a large output whose binned
-// percentiles come from the device's histograms.
+// than a chunk, outputs that are not a whole number of chunks, a large output whose binned
+// percentiles come from the device's histograms, and f32 outputs whose chunks the lean pass
+// keeps or hands back.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -317,6 +318,84 @@ TEST_F(DeviceCompare, ALargeOutputsBinnedPercentilesComeFromTheDevice) {
   EXPECT_LE(f.stats.ulp.p999, f.stats.ulp.max);
 }
 
+TEST_F(DeviceCompare, TheLeanF32PassAndTheChunksItHandsBackAgreeWithTheHost) {
+  // f32 outputs under the elementwise policies take the lean pass, which hands every chunk
+  // holding anything but finite values within the bound back to judge_chunks. A ragged length
+  // over 65 chunks; the plants sit in a few chunks (the last, ragged one among them), so the
+  // output's statistics mix lean and redone chunks, and some of its bins come from each.
+  const std::int64_t chunk = 16384;
+  const std::size_t n = (std::size_t{1} << 20) + 4321;
+  std::vector<double> g = normal_values(n, 9);
+  g[5] = 0.0;
+  std::vector<double> r, c_near;
+  near(g, 10, 1, r);
+  near(g, 11, 2, c_near);
+  // Within allclose's absolute tolerance of 0, the relative error's f32 quotient overflows: the
+  // statistic is then the largest double.
+  c_near[5] = 1e-6;
+  const Shape shape{static_cast<std::int64_t>(n)};
+  for (const PolicySpec::Kind kind :
+       {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp, PolicySpec::Kind::exact}) {
+    for (const bool against_golden : {true, false}) {
+      for (const bool with_golden : {true, false}) {
+        if (against_golden && !with_golden) continue;
+        PolicySpec p = policy(kind, against_golden ? Expected::golden : Expected::reference);
+        p.ulps = 4;
+        std::vector<double> x(n), golden = g, reference = r;
+        for (std::size_t i = 0; i < n; ++i)
+          x[i] = against_golden ? static_cast<float>(g[i]) : r[i];
+        std::vector<double> c = kind == PolicySpec::Kind::allclose ? c_near : x;
+        if (kind == PolicySpec::Kind::ulp) // within 4 ulps of x
+          for (std::size_t i = 0; i < n; i += 5)
+            c[i] = std::nextafter(std::nextafter(static_cast<float>(x[i]), k_inf_f), k_inf_f);
+        Scenario s{"", test::output(DType::f32, p), test::tensor(DType::f32, shape, c),
+                   test::tensor(DType::f64, shape, golden),
+                   test::tensor(DType::f32, shape, reference)};
+        s.with_golden = with_golden;
+        s.name = fmt::format("lean, policy {}, against the {}, golden {}", static_cast<int>(kind),
+                             against_golden ? "golden" : "reference", with_golden);
+        EXPECT_TRUE(both(s).pass()) << s.name;
+
+        c[3 * chunk + 5] = k_nan;
+        c[7 * chunk + 100] = k_inf;
+        c[11 * chunk + 7] += 1.0;
+        c[n - 1] = -3.0 * c[n - 1] - 1.0;
+        (against_golden ? golden : reference)[20 * chunk + 9] = against_golden ? 1e39 : k_inf;
+        s.actual = test::tensor(DType::f32, shape, c);
+        s.golden = test::tensor(DType::f64, shape, golden);
+        s.reference = test::tensor(DType::f32, shape, reference);
+        s.name += ", planted";
+        const OutputFinding f = both(s);
+        EXPECT_FALSE(f.pass()) << s.name;
+        EXPECT_GE(f.mismatches, 3) << s.name;
+      }
+    }
+  }
+}
+
+TEST_F(DeviceCompare, TheLeanPassGivesUpOnAnOutputWrongThroughout) {
+  // Past a sixteenth of the chunks handed back, each block of the lean pass hands back the rest
+  // of its chunks unjudged, bins uncounted: 513 chunks over at most 2 blocks an SM, so blocks
+  // still hold chunks when they give up (unless the GPU has 257 SMs or more).
+  const std::size_t n = (std::size_t{1} << 23) + 77;
+  const std::vector<double> g = normal_values(n, 12);
+  std::vector<double> x, c;
+  near(g, 13, 1, x);
+  near(g, 14, 2, c);
+  std::int64_t wrong = 0;
+  for (std::size_t i = 0; i < n; i += 3, ++wrong)
+    c[i] += 1.0;
+  const Shape shape{static_cast<std::int64_t>(n)};
+  Scenario s{"lean, wrong throughout",
+             test::output(DType::f32, policy(PolicySpec::Kind::allclose, Expected::reference)),
+             test::tensor(DType::f32, shape, c), test::tensor(DType::f64, shape, g),
+             test::tensor(DType::f32, shape, x)};
+  s.with_golden = false;
+  const OutputFinding f = both(s);
+  EXPECT_FALSE(f.pass());
+  EXPECT_EQ(f.mismatches, wrong);
+}
+
 TEST(ComparatorHost, KernelsCompileUnderNvrtc) {
   // The kernels compile without a GPU (NVRTC only), so CI proves they build.
   CompileOptions o;
@@ -324,10 +403,11 @@ TEST(ComparatorHost, KernelsCompileUnderNvrtc) {
   o.kjudge_include = test::kjudge_include();
   const CompiledModule m = compile_trusted_module(
       "#include \"kjudge/detail/compare_kernels.cuh\"\n", "kjudge_compare_kernels.cu",
-      {"kj::cmp::judge_chunks<false, -1, -1>", "kj::cmp::combine_groups", "kj::cmp::percentiles"},
+      {"kj::cmp::judge_chunks<false, -1, -1>", "kj::cmp::combine_groups", "kj::cmp::percentiles",
+       "kj::cmp::judge_chunks_lean<kj::detail::cmp_allclose>"},
       o);
   EXPECT_FALSE(m.cubin.empty());
-  ASSERT_EQ(m.kernels.size(), 3u);
+  ASSERT_EQ(m.kernels.size(), 4u);
   for (const KernelSymbol& k : m.kernels)
     EXPECT_EQ(k.lowered.rfind("_ZN2kj3cmp", 0), 0u) << k.lowered;
 }

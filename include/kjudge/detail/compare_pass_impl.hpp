@@ -34,6 +34,14 @@ constexpr int cmp_hist_bins = 32768;
 constexpr int cmp_histograms = 3; // |c - e|, relative, ulp
 // The device keeps two 16-bit counts per 32-bit shared word.
 constexpr int cmp_hist_words = cmp_hist_bins / 2;
+// The device's lean pass (f32 outputs) keeps 32-bit shared counts for the keys from 2^-160 up
+// to 2^136 (f32 errors, their ratios to f32 values, their ulps), then one for bin 0.
+constexpr unsigned int cmp_lean_first_key = (1023u - 160u) << 4;
+constexpr unsigned int cmp_lean_window = (160u + 136u) << 4;
+constexpr unsigned int cmp_lean_bins = cmp_lean_window + 1u;
+constexpr unsigned int cmp_lean_shared_bytes = cmp_histograms * cmp_lean_bins * 4u;
+// Set on a chunk the lean pass hands back unjudged: its bins are still to count.
+constexpr unsigned int cmp_redo_bins = 0x80000000u;
 // Statistics per block in the device's tree kernel (any power of two gives the same trees).
 constexpr int cmp_tree_group = 64;
 // "No element": larger than every flat index, so a minimum ignores it.
@@ -395,17 +403,18 @@ KJ_HD void error_statistics(int dtype, double c, double x, bool x_in_dtype, doub
     *rel_e = 0.0;
   else if (dtype == dt_f64)
     *rel_e = min_hd(a / max_hd(abs_of(x), unit), big);
-  else
-    *rel_e = min_hd(static_cast<double>(static_cast<float>(a) /
-                                        static_cast<float>(max_hd(abs_of(x), unit))),
-                    big);
+  else { // an f32 quotient past f32's range is Inf, and stands for `big`
+    const float q = static_cast<float>(a) / static_cast<float>(max_hd(abs_of(x), unit));
+    *rel_e = q <= 0x1.fffffep127f ? static_cast<double>(q) : big;
+  }
   // a / unit by a product with 2^-e (unit = 2^e, a normal double for every dtype but f64): the
   // same correctly rounded quotient, without a division.
+  // (Below f64 the quotient cannot reach `big`: f32's is at most 2^129 / 2^-149.)
   if (dtype == dt_f64) {
     *ulp_e = min_hd(a / unit, big);
   } else {
     const int e = static_cast<int>((bits_of(unit) >> 52) & 0x7ffu) - 1023;
-    *ulp_e = min_hd(mul(a, pow2i(-e)), big);
+    *ulp_e = mul(a, pow2i(-e));
   }
 }
 

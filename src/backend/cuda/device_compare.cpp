@@ -32,7 +32,9 @@ const std::vector<std::string>& kernel_names() {
       "kj::cmp::judge_chunks<false, kj::detail::cmp_relative, kj::detail::dt_f32>",
       "kj::cmp::judge_chunks<false, kj::detail::cmp_exact, kj::detail::dt_f32>",
       "kj::cmp::judge_chunks<false, kj::detail::cmp_ulp, kj::detail::dt_f32>", "kj::cmp::combine_groups",
-      "kj::cmp::percentiles"};
+      "kj::cmp::percentiles", "kj::cmp::judge_chunks_lean<kj::detail::cmp_allclose>",
+      "kj::cmp::judge_chunks_lean<kj::detail::cmp_exact>",
+      "kj::cmp::judge_chunks_lean<kj::detail::cmp_ulp>"};
   return names;
 }
 
@@ -40,6 +42,8 @@ constexpr std::size_t k_hist_bytes = static_cast<std::size_t>(detail::cmp_histog
                                      detail::cmp_hist_bins * sizeof(unsigned long long);
 constexpr unsigned k_hist_shared = static_cast<unsigned>(detail::cmp_histograms) *
                                    detail::cmp_hist_words * sizeof(unsigned int);
+// Blocks of the lean pass per SM (its __launch_bounds__).
+constexpr int k_lean_blocks_per_sm = 2;
 
 } // namespace
 
@@ -79,15 +83,27 @@ struct DeviceComparator::Impl {
   // outputs under each elementwise policy, where the per-element code folds to its constants.
   CUfunction judge = nullptr, judge_scaled = nullptr, combine = nullptr, percentiles = nullptr;
   CUfunction judge_f32[4] = {}; // by policy code
+  // The lean pass (compare_kernels.cuh) by policy code; relative has none.
+  CUfunction judge_lean[4] = {};
 
   CUfunction judge_for(const compare_params& p) const {
     if (detail::scaled_sums(p)) return judge_scaled;
     if (p.dtype == detail::dt_f32 && p.policy >= 0 && p.policy < 4) return judge_f32[p.policy];
     return judge;
   }
+  // The lean pass for f32 outputs under an elementwise policy whose expected value is the basis
+  // (the rounded golden, or the reference when there is no golden); null for the rest.
+  CUfunction lean_for(const compare_params& p) const {
+    if (p.dtype != detail::dt_f32 || p.policy < 0 || p.policy >= 4 || p.with_bounds != 0)
+      return nullptr;
+    if (p.has_golden != 0 && p.expected_golden == 0) return nullptr;
+    if (p.chunks >= (1ll << 31)) return nullptr; // `redo` lists chunks in 31 bits
+    return judge_lean[p.policy];
+  }
   // Scratch, grown on demand and kept: chunk statistics and two tree levels, the histograms,
-  // the bounds, and the result (whole statistics, then the percentiles).
-  DeviceBuffer chunks, level_a, level_b, hist, bounds, result;
+  // the bounds, the lean pass's list of chunks to redo, and the result (whole statistics, then
+  // the percentiles).
+  DeviceBuffer chunks, level_a, level_b, hist, bounds, redo, result;
 
   static void grow(DeviceBuffer& b, std::size_t bytes) {
     if (b.bytes() < bytes) b = DeviceBuffer(std::max(bytes, 2 * b.bytes()));
@@ -153,11 +169,28 @@ public:
     const void* reference = in_.reference ? reinterpret_cast<const void*>(in_.reference->ptr)
                                           : nullptr;
     auto* chunks = reinterpret_cast<cmp_stats*>(d.chunks.ptr());
-    void* args[] = {&params, &actual, &golden, &reference, &bounds_ptr, &chunks, &hist_ptr};
+    const unsigned int* redo = nullptr;
+    const long long sms = std::max(1, d.device.sm_count);
+    if (const CUfunction lean = d.lean_for(params)) {
+      // The lean pass first; judge_chunks then judges the chunks it hands back.
+      const std::size_t redo_bytes = static_cast<std::size_t>(p.chunks + 1) * sizeof(unsigned int);
+      DeviceComparator::Impl::grow(d.redo, redo_bytes);
+      fill_bytes(d.redo.ptr(), 0, sizeof(unsigned int), s_);
+      auto* redo_ptr = reinterpret_cast<unsigned int*>(d.redo.ptr());
+      const auto* actual_f32 = static_cast<const float*>(actual);
+      const void* expected = params.has_golden != 0 ? static_cast<const void*>(golden) : reference;
+      void* lean_args[] = {&params, &actual_f32, &expected, &redo_ptr, &chunks, &hist_ptr};
+      LaunchDims lean_dims;
+      const long long lean_blocks = std::min(p.chunks, k_lean_blocks_per_sm * sms);
+      lean_dims.grid = {static_cast<unsigned>(lean_blocks), 1, 1};
+      lean_dims.block = {static_cast<unsigned>(detail::cmp_threads), 1, 1};
+      lean_dims.shared_bytes = histograms ? detail::cmp_lean_shared_bytes : 0;
+      launch_kernel(lean, lean_dims, lean_args, s_);
+      redo = redo_ptr;
+    }
+    void* args[] = {&params, &actual, &golden, &reference, &bounds_ptr, &redo, &chunks, &hist_ptr};
     LaunchDims dims;
-    dims.grid = {static_cast<unsigned>(
-                     std::min<long long>(p.chunks, std::max(1, d.device.sm_count))),
-                 1, 1};
+    dims.grid = {static_cast<unsigned>(std::min(p.chunks, sms)), 1, 1};
     dims.block = {static_cast<unsigned>(detail::cmp_threads), 1, 1};
     dims.shared_bytes = histograms ? k_hist_shared : 0;
     launch_kernel(d.judge_for(p), dims, args, s_);
@@ -235,6 +268,9 @@ DeviceComparator::DeviceComparator(const DeviceInfo& device, const CompileOption
   impl_->judge_f32[detail::cmp_ulp] = impl_->library->function(module.kernels[5].lowered);
   impl_->combine = impl_->library->function(module.kernels[6].lowered);
   impl_->percentiles = impl_->library->function(module.kernels[7].lowered);
+  impl_->judge_lean[detail::cmp_allclose] = impl_->library->function(module.kernels[8].lowered);
+  impl_->judge_lean[detail::cmp_exact] = impl_->library->function(module.kernels[9].lowered);
+  impl_->judge_lean[detail::cmp_ulp] = impl_->library->function(module.kernels[10].lowered);
 }
 
 DeviceComparator::~DeviceComparator() = default;
