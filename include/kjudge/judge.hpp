@@ -155,6 +155,8 @@ std::filesystem::path find_kjudge_include(const std::filesystem::path& self_exe)
 //   poison      outputs and scratch not filled before the launches, no unwritten_output check
 //   input_hash  the worker's input copies are not compared with the master
 //   rerun       one run per case: no nondeterministic check, unwritten judged on one run
+//   static_scan the candidate's PTX and source are not scanned (kjudge/scan.hpp): no
+//               forbidden_construct
 // check() refuses (ERROR(internal)) a name it does not know, so a typo cannot leave a test's
 // defence silently on.
 bool defence_disabled(std::string_view name);

@@ -594,6 +594,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     ro.redzone = !defence_disabled("redzone");
     ro.poison = !defence_disabled("poison");
     ro.input_hash = !defence_disabled("input_hash");
+    ro.static_scan = !defence_disabled("static_scan");
     ro.trace = &trace;
     ro.spares = options.spare_workers.get();
 

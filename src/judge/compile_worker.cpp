@@ -18,6 +18,7 @@
 #include "judge/protocol.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/nvrtc.hpp"
+#include "kjudge/scan.hpp"
 
 namespace kj {
 
@@ -47,6 +48,7 @@ json compile(const CompileRequest& r, std::uint64_t cap) {
     m.kernels = compiled.kernels;
     m.log = compiled.log;
     m.from_cache = compiled.from_cache;
+    m.forbidden = forbidden_constructs(r.source, r.file_name, compiled.ptx, r.forbid);
     return to_json(m, "");
   } catch (const CompileError& e) {
     std::string message = e.what();

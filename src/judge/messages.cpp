@@ -158,7 +158,8 @@ json to_json(const CompileRequest& r) {
           {"kjudge_include", r.kjudge_include},
           {"arch", r.arch},
           {"arch_specific", r.arch_specific},
-          {"header_set_hash", r.header_set_hash}};
+          {"header_set_hash", r.header_set_hash},
+          {"forbid", r.forbid}};
 }
 
 CompileRequest compile_request_from_json(const json& j) {
@@ -172,6 +173,7 @@ CompileRequest compile_request_from_json(const json& j) {
   r.arch = get_int(j, "arch");
   r.arch_specific = get_bool(j, "arch_specific");
   if (j.contains("header_set_hash")) r.header_set_hash = get_string(j, "header_set_hash");
+  if (j.contains("forbid")) r.forbid = get_strings(j, "forbid");
   return r;
 }
 
@@ -186,6 +188,7 @@ json to_json(const ModuleMessage& m, std::string_view op) {
             {"kernels", std::move(kernels)},
             {"log", m.log},
             {"from_cache", m.from_cache}};
+  if (m.forbidden) j["forbidden"] = *m.forbidden;
   if (op.empty())
     j["ok"] = true;
   else
@@ -206,6 +209,7 @@ ModuleMessage module_message_from_json(const json& j) {
   }
   m.log = get_string(j, "log");
   m.from_cache = get_bool(j, "from_cache");
+  if (j.contains("forbidden")) m.forbidden = get_string(j, "forbidden");
   return m;
 }
 

@@ -136,6 +136,7 @@ struct CompileRequest {
   int arch = 90;
   bool arch_specific = false;
   std::string header_set_hash; // the oracle's (CompileOptions::header_set_hash); empty: none
+  std::vector<std::string> forbid; // the problem's, for the static scan (kjudge/scan.hpp)
 };
 
 // The compile options a request asks for.
@@ -148,6 +149,8 @@ struct ModuleMessage {
   std::vector<KernelSymbol> kernels; // one per expression, same order
   std::string log;
   bool from_cache = false;
+  // The compile worker's static scan of the PTX (forbidden_constructs); none when it is clean.
+  std::optional<std::string> forbidden;
 };
 
 struct KernelInfo {

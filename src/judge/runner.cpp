@@ -15,6 +15,7 @@
 #include "judge/messages.hpp"
 #include "judge/worker_session.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/scan.hpp"
 #include "kjudge/validate.hpp"
 
 namespace kj::judge {
@@ -54,6 +55,7 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
   request.arch_specific = arch_specific;
   // Walked once in this process (once per `kjudge serve`), not once per compile worker.
   request.header_set_hash = header_set_hash(options.kjudge_include);
+  request.forbid = problem.forbid;
   // A module the compile cache holds needs no compiler: it is read here, and no process starts.
   if (auto hit = cached_module(request.source, request.file_name, request.expressions,
                                compile_options(request))) {
@@ -61,6 +63,10 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
     module.kernels = std::move(hit->kernels);
     module.log = std::move(hit->log);
     module.from_cache = true;
+    if (options.static_scan)
+      module.forbidden =
+          forbidden_constructs(request.source, request.file_name, hit->ptx, problem.forbid);
+    if (module.forbidden) return fail(Reason::forbidden_construct, *module.forbidden);
     return std::nullopt;
   }
   std::unique_ptr<WorkerProcess> compiler;
@@ -119,6 +125,8 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
   }
   if (module.kernels.size() != request.expressions.size())
     return fail(Reason::internal, "the compiler's reply lists the wrong number of kernels");
+  if (options.static_scan && module.forbidden)
+    return fail(Reason::forbidden_construct, *module.forbidden);
   return std::nullopt;
 }
 

@@ -47,7 +47,7 @@ struct RunnerOptions {
   PhaseTrace* trace = nullptr; // KJUDGE_TRACE: the parts of a run
   SpareWorkers* spares = nullptr; // workers started ahead of need (null: started when needed)
   // Defences (off only under their test switches).
-  bool redzone = true, poison = true, input_hash = true;
+  bool redzone = true, poison = true, input_hash = true, static_scan = true;
 };
 
 // A failure before any case: compile_error, launch_error (the plan does not fit the kernels),

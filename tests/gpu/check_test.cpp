@@ -168,6 +168,18 @@ TEST_F(Check, InputMutationIsInputModifiedAndPassesWithoutTheCheck) {
   EXPECT_EQ(judge("vector_add", trap).outcome, Outcome::pass);
 }
 
+TEST_F(Check, AClockReadBehindAMacroIsForbiddenAndPassesWithoutTheScan) {
+  const fs::path trap = problem_dir("vector_add") / "traps/clock_gate.cu";
+  const Verdict v = judge("vector_add", trap);
+  EXPECT_EQ(v.reason, Reason::forbidden_construct) << describe(v);
+  EXPECT_NE(v.message.find("reads %globaltimer (a clock) at line 16 in vector_add("),
+            std::string::npos)
+      << v.message;
+  EXPECT_TRUE(v.cases.empty());
+  const Disabled off("static_scan");
+  EXPECT_EQ(judge("vector_add", trap).outcome, Outcome::pass);
+}
+
 TEST_F(Check, MissingKernelIsALaunchError) {
   const Verdict v = judge("vector_add", problem_dir("vector_add") / "traps/missing_kernel.cu");
   EXPECT_EQ(v.reason, Reason::launch_error) << describe(v);

@@ -609,7 +609,10 @@ CompilePlan plan_compile(std::string_view source, std::string_view file_name,
   // A fixed seed for the names NVRTC gives internal-linkage symbols: without it they carry the
   // process id and a random word, so the same source gives a different CUBIN in every process.
   // Modules are never linked together (no -rdc), so the names need not differ between modules.
-  plan.argv = {"--gpu-architecture=sm_" + plan.arch_suffix, "-std=c++17", "-frandom-seed=1"};
+  // -lineinfo puts the source lines into the PTX (.loc), for the static scan's messages; it
+  // does not change the code.
+  plan.argv = {"--gpu-architecture=sm_" + plan.arch_suffix, "-std=c++17", "-frandom-seed=1",
+               "-lineinfo"};
   if (!options.kjudge_include.empty())
     plan.argv.push_back("--include-path=" + options.kjudge_include.string());
   for (const auto& dir : toolkit)

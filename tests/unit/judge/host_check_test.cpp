@@ -2,10 +2,11 @@
 // trust "host" and its case budget stated; a missing barrier is `nondeterministic` with the
 // racing line; a construct the CPU cannot run is a SKIP naming it; a read past every buffer
 // crashes on the arena's guard, and --exact-bounds names a read one element past an input;
-// host shapes replace the public and hidden ones. `kjudge bench` times public cases in CPU
-// time, says so, and fails a kernel whose timed outputs go stale. KJUDGE_TRACE=1 writes where a
-// check's time went. The whole suite's expectations on this backend are data, run by tools/expect (ctest's
-// Expectations.HostBackend).
+// host shapes replace the public and hidden ones; a write to a __device__ variable is a
+// forbidden construct (the static scan) unless its test switch is off. `kjudge bench` times
+// public cases in CPU time, says so, and fails a kernel whose timed outputs go stale.
+// KJUDGE_TRACE=1 writes where a check's time went. The whole suite's expectations on this
+// backend are data, run by tools/expect (ctest's Expectations.HostBackend).
 #include <sys/wait.h>
 
 #include <array>
@@ -147,6 +148,30 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
             std::string::npos)
       << v.skips[0];
   EXPECT_TRUE(v.cases.empty());
+}
+
+// A right answer that also counts its calls in a __device__ variable: state kept between
+// launches, found in the PTX before anything runs; with the scan's test switch off it passes.
+TEST(HostCheck, AWriteToADeviceVariableIsForbiddenAndPassesWithoutTheScan) {
+  const fs::path cand = write_candidate("kjudge_host_counter.cu", R"cu(
+__device__ unsigned calls;
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) atomicAdd(&calls, 1u);
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", cand, host_options());
+  EXPECT_EQ(v.reason, Reason::forbidden_construct) << describe(v);
+  EXPECT_NE(v.message.find("makes an atomic on the __device__ variable calls"), std::string::npos)
+      << v.message;
+  EXPECT_NE(v.message.find("at line 12 in vector_add("), std::string::npos) << v.message;
+  EXPECT_TRUE(v.compiled);
+  EXPECT_TRUE(v.cases.empty());
+  ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
+  const Verdict without = judge("vector_add", cand, host_options());
+  ::unsetenv("KJ_TEST_DISABLE");
+  EXPECT_EQ(without.outcome, Outcome::pass) << describe(without);
 }
 
 // 800 KB past x: beyond the arena that holds x, y and z with their red zones (under 700 KB for

@@ -1,0 +1,39 @@
+// The static scan (DESIGN.md "Static scan"): what a candidate must not do, found in the PTX that
+// NVRTC made of it, so that a macro, a helper or inline PTX cannot hide it: reading a clock
+// (%clock, %clock64, %globaltimer) or the SM's id (%smid), calling the device heap, printf or a
+// device-side launch, and writing (storing to, or an atomic on) a __device__ variable, the state
+// that outlives a launch and lets a kernel replay an earlier answer. A problem's `forbid` adds
+// names: an identifier is looked for in the source's code (not its comments or strings), a
+// `%register` and a `ptx:opcode` in the PTX. Compiles carry -lineinfo, so a PTX finding has
+// its source line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kj {
+
+struct ScanFinding {
+  std::string what;     // "reads %globaltimer", "stores to the __device__ variable g_n", ...
+  std::string why;      // "a clock", "state kept between launches", "the problem forbids it"
+  std::string file;     // the source file of the line ("" when the PTX gives none)
+  int line = 0;         // 1-based; 0 when unknown
+  std::string function; // the PTX function (mangled) it is in; "" for a source finding
+};
+
+// The findings in a module's PTX, in PTX order, one per construct and line.
+std::vector<ScanFinding> scan_ptx(std::string_view ptx, const std::vector<std::string>& forbid);
+
+// The problem's forbidden identifiers in the source's code tokens and directive lines.
+std::vector<ScanFinding> scan_source(std::string_view source, std::string_view file_name,
+                                     const std::vector<std::string>& forbid);
+
+// Both scans, as the message of a forbidden_construct verdict (the first few findings, with
+// their lines); nullopt when there is nothing.
+std::optional<std::string> forbidden_constructs(std::string_view source, std::string_view file_name,
+                                                std::string_view ptx,
+                                                const std::vector<std::string>& forbid);
+
+} // namespace kj
