@@ -264,8 +264,8 @@ TEST(HostBench, TimesEveryPublicCaseInCpuTimeAndSaysSo) {
 
 // A kernel that answers right twice per input (a check's two runs) and then replays: it skips
 // the work when its worker has seen these inputs twice (a hash of x, y and N), leaving the
-// poison. The check cannot see it;
-// the bench judges every timed output.
+// poison. The static scan finds the __device__ state it keeps; without the scan the check's two
+// runs cannot see it, and the bench, which judges every timed output, must.
 TEST(HostBench, AnOutputRightOnlyWhileWatchedIsStale) {
   const fs::path cand = fs::temp_directory_path() / "kjudge_host_replay.cu";
   std::ofstream(cand) << R"cu(/* kjudge
@@ -296,10 +296,15 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   // One case: across cases, special values can make two cases' inputs identical (all -inf, and
   // x*3 of it), which a check's later case already catches as unwritten.
   o.only_case = p.hash.substr(0, 8) + ":public0:0:id";
+  // Its __device__ state is a forbidden construct: the static scan stops it before it runs.
+  EXPECT_EQ(check(p, c, o).reason, Reason::forbidden_construct);
+  // With the scan off, the timed runs' own check must catch the replay.
+  ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
   const Verdict checked = check(p, c, o);
   EXPECT_EQ(checked.outcome, Outcome::pass) << describe(checked);
 
   const Verdict v = bench(p, c, BenchOptions{o, 3});
+  ::unsetenv("KJ_TEST_DISABLE");
   EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
   // Which timed run replays first depends on how many runs the worker has seen these inputs
   // in (the race-screened first run goes to another worker).

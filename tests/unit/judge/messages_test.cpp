@@ -148,6 +148,7 @@ TEST(Messages, CompileRequestRoundTrip) {
   r.kjudge_include = "/src/include";
   r.arch = 90;
   r.arch_specific = true;
+  r.forbid = {"atomicAdd", "%laneid"};
   const json j = wire(to_json(r));
   EXPECT_EQ(j["op"], "compile");
   const CompileRequest b = compile_request_from_json(j);
@@ -159,6 +160,7 @@ TEST(Messages, CompileRequestRoundTrip) {
   EXPECT_EQ(b.kjudge_include, r.kjudge_include);
   EXPECT_EQ(b.arch, 90);
   EXPECT_TRUE(b.arch_specific);
+  EXPECT_EQ(b.forbid, r.forbid);
 }
 
 TEST(Messages, ModuleRoundTripAsLoadRequestAndAsCompileReply) {
@@ -186,7 +188,10 @@ TEST(Messages, ModuleRoundTripAsLoadRequestAndAsCompileReply) {
     EXPECT_FALSE(b.kernels[0].extern_c);
     EXPECT_EQ(b.log, m.log);
     EXPECT_TRUE(b.from_cache);
+    EXPECT_FALSE(b.forbidden.has_value());
   }
+  m.forbidden = "forbidden construct: reads %smid (the SM it runs on) at line 3 in k(float*)";
+  EXPECT_EQ(module_message_from_json(wire(to_json(m, ""))).forbidden, m.forbidden);
   json broken = load;
   broken["cubin"] = "abc"; // odd length
   EXPECT_THROW(module_message_from_json(broken), std::invalid_argument);
