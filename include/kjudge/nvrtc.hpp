@@ -105,6 +105,10 @@ std::optional<CompiledModule> cached_module(std::string_view source, std::string
                                             const std::vector<std::string>& name_expressions,
                                             const CompileOptions& options);
 
+// The C++ name a lowered (Itanium-mangled, "_Z...") symbol stands for; nullopt for a name that
+// is not mangled or does not demangle.
+std::optional<std::string> demangle(std::string_view lowered);
+
 // Split a demangled signature "void k<4>(float const*, int)" into its parameter types.
 std::vector<std::string> demangled_param_types(std::string_view demangled);
 

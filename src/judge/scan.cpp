@@ -5,12 +5,8 @@
 // each virtual register one definition outside loops, so one forward walk suffices.
 #include "kjudge/scan.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <map>
-#include <memory>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -18,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kjudge/lex.hpp"
+#include "kjudge/nvrtc.hpp"
 
 namespace kj {
 
@@ -54,22 +51,14 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // op is `name` or `name.<qualifiers>`.
 bool opcode_is(std::string_view op, std::string_view name) {
-  return op == name || (starts_with(op, name) && op.size() > name.size() && op[name.size()] == '.');
+  return op == name || (op.starts_with(name) && op.size() > name.size() && op[name.size()] == '.');
 }
 
+// A symbol as C++ names it (mangled ones demangled).
 std::string demangled(std::string_view name) {
-  if (!starts_with(name, "_Z")) return std::string(name);
-  int status = 0;
-  const std::string mangled(name);
-  std::unique_ptr<char, decltype(&std::free)> text(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
-  return status == 0 && text ? std::string(text.get()) : mangled;
+  return demangle(name).value_or(std::string(name));
 }
 
 // Special registers a kernel must not read, with the reason.
@@ -86,7 +75,7 @@ std::optional<std::string_view> forbidden_call(std::string_view callee) {
   if (callee == "vprintf") return "device printf";
   if (callee == "malloc" || callee == "free" || callee == "__nv_aligned_device_malloc")
     return "the device heap";
-  if (starts_with(callee, "cudaLaunchDevice") || starts_with(callee, "cudaGetParameterBuffer"))
+  if (callee.starts_with("cudaLaunchDevice") || callee.starts_with("cudaGetParameterBuffer"))
     return "a launch from the device";
   return std::nullopt;
 }
@@ -165,8 +154,8 @@ std::vector<ScanFinding> scan_ptx(std::string_view ptx, const std::vector<std::s
   std::vector<PendingFinding> found;
   std::set<std::string, std::less<>> forbidden_registers, forbidden_opcodes;
   for (const std::string& f : forbid) {
-    if (starts_with(f, "%")) forbidden_registers.insert(f);
-    if (starts_with(f, "ptx:")) forbidden_opcodes.insert(f.substr(4));
+    if (f.starts_with("%")) forbidden_registers.insert(f);
+    if (f.starts_with("ptx:")) forbidden_opcodes.insert(f.substr(4));
   }
 
   int depth = 0, loc_file = 0, loc_line = 0;
@@ -195,7 +184,7 @@ std::vector<ScanFinding> scan_ptx(std::string_view ptx, const std::vector<std::s
     line = trim(line);
     if (line.empty()) continue;
 
-    if (starts_with(line, ".file")) {
+    if (line.starts_with(".file")) {
       const std::vector<std::string_view> w = words_of(line.substr(5));
       const std::size_t q1 = line.find('"'), q2 = line.find('"', q1 + 1);
       if (!w.empty() && q1 != std::string_view::npos && q2 != std::string_view::npos)
@@ -203,7 +192,7 @@ std::vector<ScanFinding> scan_ptx(std::string_view ptx, const std::vector<std::s
             std::string(line.substr(q1 + 1, q2 - q1 - 1));
       continue;
     }
-    if (starts_with(line, ".loc")) {
+    if (line.starts_with(".loc")) {
       const std::vector<std::string_view> w = words_of(line.substr(4));
       if (w.size() >= 2) {
         loc_file = std::atoi(std::string(w[0]).c_str());
@@ -278,7 +267,7 @@ std::vector<ScanFinding> scan_ptx(std::string_view ptx, const std::vector<std::s
     // A register defined from a variable's address, or from a register holding one, holds it
     // too; a load's result is a value, not the address.
     if (!writes && !opcode_is(op, "ld") && !opcode_is(op, "ldu") && words.size() >= 2 &&
-        starts_with(words.front(), "%")) {
+        words.front().starts_with("%")) {
       for (std::size_t k = 1; k < words.size(); ++k) {
         std::string variable;
         if (variables.count(words[k]) != 0)

@@ -502,6 +502,16 @@ std::vector<fs::path> toolkit_include_dirs() {
   return dirs;
 }
 
+std::optional<std::string> demangle(std::string_view lowered) {
+  if (lowered.substr(0, 2) != "_Z") return std::nullopt;
+  int status = 0;
+  const std::string mangled(lowered);
+  std::unique_ptr<char, decltype(&std::free)> text(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+  if (status != 0 || !text) return std::nullopt;
+  return std::string(text.get());
+}
+
 std::vector<std::string> demangled_param_types(std::string_view demangled) {
   // The parameter list is the last balanced parenthesised group; parentheses inside it (function
   // pointer types, "(anonymous namespace)", parenthesised template arguments) nest.
@@ -724,13 +734,11 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
       k.extern_c = true;
       k.demangled = k.lowered;
     } else {
-      int status = 0;
-      std::unique_ptr<char, decltype(&std::free)> text(
-          abi::__cxa_demangle(k.lowered.c_str(), nullptr, nullptr, &status), &std::free);
-      if (status != 0 || !text)
+      std::optional<std::string> text = demangle(k.lowered);
+      if (!text)
         throw InternalError(fmt::format("cannot demangle the lowered name '{}' of kernel '{}'",
                                         k.lowered, k.expression));
-      k.demangled = text.get();
+      k.demangled = std::move(*text);
       k.param_types = demangled_param_types(k.demangled);
     }
     // A name expression may name a __device__ function or a variable: it lowers, but there is
