@@ -93,8 +93,22 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
                   "start each check's worker when it is needed (no worker waits ready beside "
                   "the judge)");
-  bench->add_option("--runs", into.bench.runs, "timed runs per public case (default 10)")
+  bench->add_option("--runs", into.bench.runs,
+                    "host backend: timed runs per public case (default 10)")
       ->check(CLI::Range(1, 1000000));
+  TimingOptions& timing = into.bench.timing;
+  bench->add_option("--min-time", timing.min_time_s,
+                    "GPU: seconds of samples at least, per timed case (default 0.5)")
+      ->check(CLI::Range(0.0, 3600.0));
+  bench->add_option("--max-time", timing.max_time_s,
+                    "GPU: seconds per timed case at most, warm-up included (default 15)")
+      ->check(CLI::Range(0.0, 3600.0));
+  bench->add_option("--noise", timing.noise,
+                    "GPU: stop once both medians' relative noise is under this (default 0.005)")
+      ->check(CLI::Range(0.0, 1.0));
+  bench->add_option("--rotation", timing.rotation,
+                    "GPU: input sets rotated, each drawn afresh between visits (default 8)")
+      ->check(CLI::Range(1, 8));
   return app;
 }
 

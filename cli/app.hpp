@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "kjudge/judge.hpp"
+
 #include <CLI/CLI.hpp>
 
 namespace kj::cli {
@@ -56,6 +58,7 @@ struct CheckArgs {
   bool exact_bounds = false;
   bool exact_percentiles = false;
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
+  TimingOptions timing;  // bench on the GPU
 };
 
 struct ServeArgs {

@@ -81,7 +81,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     verdict.manifest.trust = a.backend == "host" ? "host" : "device";
   }
   if (candidate)
-    verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs})
+    verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs, a.timing})
                          : check(problem, *candidate, options);
   verdict.manifest.kjudge_version = KJUDGE_VERSION;
 

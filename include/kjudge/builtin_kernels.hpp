@@ -1,7 +1,8 @@
 // kjudge's own device kernels, which the oracle and the worker run on their buffers: the device
 // twin of generate_input (so a case's inputs are made on the GPU, bit-identical to the host's),
 // exact widening to f64 for the golden and rounding back from it, and byte patterns for poison
-// and red zones with their checks (and byte comparisons of input copies against the master).
+// and red zones with their checks (and byte comparisons of input copies against the master),
+// and the bench's clock probe.
 //
 // The kernels live in include/kjudge/detail/builtin_kernels.cuh and are compiled once per
 // BuiltinKernels by NVRTC, kept in compile_module's on-disk cache (so later processes load them
@@ -87,9 +88,17 @@ public:
   static ByteCount not_pattern(CUdeviceptr p, std::size_t bytes, std::uint32_t pattern) {
     return {p, 0, bytes, pattern};
   }
+  // One count queued on `s` without waiting: its result is added to the u64 at `counter` (the
+  // bench's read-bandwidth probe, timed by events around it).
+  void count_async(const ByteCount& count, CUdeviceptr counter, CUstream s) const;
   // Every count's result, with one synchronisation of `s` for all of them (a run's red zones
   // and inputs are a dozen small counts).
   std::vector<std::uint64_t> count_all(const std::vector<ByteCount>& counts, CUstream s) const;
+
+  // The SM clock in MHz: one thread busy for `cycles` SM clock cycles, counted against the
+  // device's global timer (the bench's clock probe; 0 when the timer did not move).
+  // Synchronises `s`.
+  double sm_clock_mhz(long long cycles, CUstream s) const;
 
   // Whether compile_module's cache served the CUBIN.
   bool from_cache() const { return from_cache_; }
@@ -99,7 +108,7 @@ private:
 
   std::unique_ptr<CudaLibrary> library_;
   CUfunction generate_ = nullptr, widen_ = nullptr, round_ = nullptr, fill_ = nullptr,
-             count_ = nullptr;
+             count_ = nullptr, spin_ = nullptr;
   DeviceBuffer counter_;              // the counts' device accumulators, one call at a time
   mutable std::mutex counter_mutex_;
   bool from_cache_ = false;

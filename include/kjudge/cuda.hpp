@@ -62,6 +62,7 @@ struct DeviceInfo {
   bool pageable_memory_access = false;
   int driver_version = 0;          // cuDriverGetVersion
   int clock_khz = 0;
+  int max_threads_per_sm = 0;      // for occupancy: resident threads an SM can hold
 };
 
 // Retains the device's primary context and makes it current on this thread; released on
@@ -140,6 +141,28 @@ struct LaunchDims {
 // it means 1) or cooperative launch goes through cuLaunchKernelEx, anything else through
 // cuLaunchKernel. Bad dimensions are the driver's CudaError (a candidate's launch_error).
 void launch_kernel(CUfunction f, const LaunchDims& dims, void** params, CUstream stream);
+
+// Blocks of `f` one SM can hold at once with `block_threads` threads and `dynamic_shared` bytes
+// of dynamic shared memory (cuOccupancyMaxActiveBlocksPerMultiprocessor): the theoretical
+// occupancy of a launch is this times its warps over the SM's.
+int max_blocks_per_sm(CUfunction f, int block_threads, std::size_t dynamic_shared);
+
+// A CUDA event with timing, for the bench's samples: recorded on a stream, then elapsed_ms
+// between two once both have completed (it waits for the later one).
+class CudaEvent {
+public:
+  CudaEvent();
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  void record(CUstream stream);
+  CUevent get() const { return event_; }
+  // Milliseconds from `start` to `end` (the driver's resolution is about half a microsecond).
+  static double elapsed_ms(const CudaEvent& start, const CudaEvent& end);
+
+private:
+  CUevent event_ = nullptr;
+};
 
 using IpcHandle = CUipcMemHandle;
 // 128 lowercase hex digits; from_hex also takes uppercase and throws InternalError for anything

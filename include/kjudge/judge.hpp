@@ -51,6 +51,19 @@ struct SpareWorkerStats {
 std::shared_ptr<SpareWorkers> make_spare_workers();
 SpareWorkerStats spare_worker_stats(const SpareWorkers& spares);
 
+// The GPU bench's timing loop (judge/timing.hpp): per timed case, a time-based warm-up, then
+// rounds of samples until both medians (candidate and reference) are steady, with every
+// sample's outputs judged. The defaults are nvbench's stopping rule.
+struct TimingOptions {
+  double warmup_s = 0.2;     // busy GPU before samples count (an idle GPU answers slowly),
+                             // counted from the check's start: its runs keep the GPU busy
+  double min_time_s = 0.5;   // then at least this long and min_samples samples
+  int min_samples = 10;
+  double noise = 0.005;      // until both medians' relative noise (median_noise) is under this
+  double max_time_s = 15;    // or this long has passed: the verdict says it did not converge
+  int rotation = 8;          // input sets rotated, each regenerated between its visits
+};
+
 struct CheckOptions {
   CaseOptions cases;
   Backend backend = Backend::automatic;
@@ -76,6 +89,9 @@ struct CheckOptions {
   // Bench (host backend): after a public case's two runs pass, this many more runs of the
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;
+  // Bench (CUDA): once every case passed, the timing loop on the first case of each public
+  // shape set (judge/timing.hpp); the verdict gets runtimes, floor and resources.
+  std::optional<TimingOptions> gpu_timing;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID
   std::optional<std::filesystem::path> against;  // --against OLD.cu: exact tier vs an old kernel
@@ -112,17 +128,21 @@ Verdict unloadable_candidate_verdict(const Problem& problem, const std::string& 
 
 struct BenchOptions {
   CheckOptions check;
-  int runs = 10; // timed runs per public case, of the candidate and of the reference
+  int runs = 10; // host backend: timed runs per public case, of the candidate and the reference
+  TimingOptions timing; // CUDA
 };
 
-// `kjudge bench` on the host backend: the check (every case, as `check` judges it), then, on
-// each public case, `runs` more runs of the candidate and of the reference, each timed by the
-// CPU time of its launches (summed over the CPU threads that ran blocks) and each candidate
-// run's outputs judged like the first (a failing one is stale_output). The verdict carries the
-// times per case (CaseFinding::timing), runtime_ms and ref_runtime_ms (the sums over the timed
-// cases of the median runs) and timer = "host_cpu": a CPU time, not a GPU time. Only a passing
-// candidate gets a runtime. On the CUDA backend (chosen, or auto with a GPU) the verdict is a
-// SKIP until the GPU timing loop exists.
+// `kjudge bench`: the check (every case, as `check` judges it), then the timings. Only a
+// passing candidate gets a runtime.
+// - CUDA (chosen, or auto with a GPU): the timing loop of TimingOptions on the first case of
+//   each public shape set, timer "cuda_events": the plan's GPU time after an L2 flush, K input
+//   sets rotated and regenerated between visits, the reference interleaved, every sample's
+//   outputs judged against its visit's golden (stale_output), the physical floor
+//   (impossible_speed below 0.9 of it), the launches' resources. runtime_ms and ref_runtime_ms
+//   are the sums over the timed cases of the medians.
+// - Host backend: on each public case, `runs` more runs of the candidate and of the reference,
+//   each timed by the CPU time of its launches (summed over the CPU threads that ran blocks),
+//   each candidate run's outputs judged like the first; timer "host_cpu", not a GPU time.
 Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOptions& options);
 
 // The worker process's main loop on an inherited socket (`kjudge --worker --fd N --device D`);
@@ -157,6 +177,8 @@ std::filesystem::path find_kjudge_include(const std::filesystem::path& self_exe)
 //   rerun       one run per case: no nondeterministic check, unwritten judged on one run
 //   static_scan the candidate's PTX and source are not scanned (kjudge/scan.hpp): no
 //               forbidden_construct
+//   regenerate  the GPU bench gives every input set the check's inputs on every visit (a
+//               kernel that replays answers by pointer gets away)
 // check() refuses (ERROR(internal)) a name it does not know, so a typo cannot leave a test's
 // defence silently on.
 bool defence_disabled(std::string_view name);

@@ -138,9 +138,22 @@ struct OutputFinding {
 };
 
 // A case's timed runs (`kjudge bench`), in milliseconds of the verdict's timer, one value per
-// run, every run's outputs judged like the first run's.
+// run, every run's outputs judged like the first run's. On the GPU (timer "cuda_events") the
+// samples kept after the warm-up and the throttled ones, with what the loop measured beside.
 struct CaseTiming {
   std::vector<double> candidate_ms, reference_ms;
+  // GPU only (0 on the host backend):
+  int throttled = 0;           // samples dropped: taken while the SM clock was throttled
+  double sm_clock_mhz = 0;     // the median SM clock over the kept samples (clock probes)
+  double noise = 0;            // the worse relative noise of the two medians (median_noise)
+  bool converged = false;      // the noise target was met before the time cap
+  int rotation = 0;            // input sets rotated, each regenerated between its visits
+  double wall_s = 0;           // the loop's wall time, warm-up included
+  // The physical floor: the mandatory bytes (each input read once, each output written once,
+  // or the problem's floor_bytes) at the best bandwidth measured in the same run.
+  double floor_bytes = 0;
+  double bandwidth_gbs = 0;
+  double floor_ms = 0;
 };
 
 // Statistics of a case's timed runs: the median, the quartiles (linear interpolation between
@@ -150,6 +163,21 @@ struct SampleStats {
   int samples = 0;
 };
 SampleStats sample_stats(std::vector<double> values);
+// The relative noise of a median: its standard error, estimated from the quartiles as for a
+// normal sample (sigma = IQR / 1.349, se = 1.2533 sigma / sqrt(n)), over the median. Infinity
+// with fewer than 4 samples or a median of 0.
+double median_noise(const SampleStats& s);
+
+// What one launch of the candidate's plan holds on the GPU (the bench's first timed case).
+struct LaunchResources {
+  std::string launch;           // "launch[0] 'vector_add'"
+  int registers = 0;            // per thread
+  int static_shared = 0, dynamic_shared = 0;  // bytes per block
+  int local_bytes = 0;          // per thread: spills and local arrays
+  int block_threads = 0;
+  int blocks_per_sm = 0;        // resident at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  double occupancy = 0;         // theoretical: those blocks' threads over the SM's maximum
+};
 
 struct CaseFinding {
   std::string case_id;     // <hash8>:<shape-set>:<seed>:<transform>
@@ -192,8 +220,16 @@ struct Verdict {
   std::optional<double> runtime_ms;     // null until bench runs
   std::optional<double> ref_runtime_ms;
   // What runtime_ms measures: "" (not measured), "host_cpu" (CPU time of the host backend's
-  // launches, summed over the CPU threads that ran blocks: not a GPU time).
+  // launches, summed over the CPU threads that ran blocks: not a GPU time), "cuda_events" (GPU
+  // time of the launch plan between two events, after an L2 flush).
   std::string timer;
+  // GPU bench: the speedup's 95% confidence interval (from the medians' noise), the candidate's
+  // time over the physical floor's (1 = at the floor), the plan's resources, and the memory
+  // the candidate's and the reference's runs hold (inputs, outputs, scratch).
+  std::optional<double> speedup_low, speedup_high;
+  std::optional<double> fraction_of_floor;
+  std::vector<LaunchResources> resources;
+  std::optional<std::uint64_t> memory_bytes, ref_memory_bytes;
 
   // Fill outcome, reason, message and first_failing_case from the cases, in canonical order.
   void finalize();

@@ -6,6 +6,8 @@
 #include "kjudge/verdict.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <array>
 #include <utility>
 
@@ -142,6 +144,12 @@ SampleStats sample_stats(std::vector<double> values) {
   s.max = values.back();
   s.samples = static_cast<int>(values.size());
   return s;
+}
+
+double median_noise(const SampleStats& s) {
+  if (s.samples < 4 || !(s.median > 0)) return std::numeric_limits<double>::infinity();
+  const double sigma = (s.q3 - s.q1) / 1.349;
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(s.samples)) / s.median;
 }
 
 void Verdict::finalize() {

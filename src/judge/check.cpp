@@ -22,15 +22,18 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "judge/case_cache.hpp"
 #include "judge/findings.hpp"
 #include "judge/host_oracle.hpp"
 #include "judge/host_runner.hpp"
+#include "judge/judging.hpp"
 #include "judge/limits.hpp"
 #include "judge/oracle.hpp"
 #include "judge/runner.hpp"
 #include "judge/task_pool.hpp"
+#include "judge/timing.hpp"
 #include "judge/trace.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/device_compare.hpp"
@@ -95,39 +98,6 @@ Gathered stopped(Gathered g, Reason reason, std::string message) {
   g.stop = true;
   g.done.clear();
   return g;
-}
-
-// The rules output `o` is judged by: the problem's (or, against an --against kernel, bit-exact).
-CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
-                           const CaseData& data, bool exact_percentiles) {
-  CompareRules r;
-  r.spec = &problem.outputs[o];
-  r.tier = against ? Tier::exact : problem.tier;
-  r.nan = problem.nan;
-  r.signed_zero_strict = problem.signed_zero_strict;
-  r.nan_in_inputs = data.nan_in_inputs;
-  r.extreme_in_inputs = data.extreme_in_inputs;
-  r.exact_percentiles = exact_percentiles;
-  return r;
-}
-
-// What output `o`'s host comparison takes: `actual` against the case's golden and reference, or,
-// given the --against kernel's outputs, against its output bit-exactly.
-CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const CaseData& data,
-                                  const HostTensor& actual,
-                                  const std::vector<HostTensor>* against_outputs,
-                                  bool exact_percentiles) {
-  CompareInputs in;
-  static_cast<CompareRules&>(in) =
-      compare_rules(problem, o, against_outputs != nullptr, data, exact_percentiles);
-  in.actual = &actual;
-  if (against_outputs) {
-    in.reference = &(*against_outputs)[o];
-  } else {
-    in.golden = &data.golden[o];
-    in.reference = &data.reference[o];
-  }
-  return in;
 }
 
 // The running side of one case: the oracle's inputs, golden and reference, the --against
@@ -283,25 +253,7 @@ bool RunSide::judge_on_device(Gathered& g, const CaseData& data) {
     if (differing != 0) return false;
   std::vector<OutputFinding> findings;
   try {
-    for (std::size_t o = 0; o < n_out; ++o) {
-      const DType dtype = problem.outputs[o].dtype;
-      const DeviceTensor actual{first.device_outputs[o].ptr(), dtype};
-      if (!is_float(dtype)) {
-        // The golden of an integer output is in the output's dtype on the device; the host's
-        // copy is the f64 one compare_output takes.
-        const HostTensor on_host = to_host(actual, data.output_shapes[o], stream);
-        findings.push_back(compare_output(
-            host_compare_inputs(problem, o, data, on_host, nullptr, exact_percentiles)));
-        continue;
-      }
-      DeviceCompareInputs in;
-      static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, exact_percentiles);
-      in.shape = data.output_shapes[o];
-      in.actual = actual;
-      in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
-      in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
-      findings.push_back(comparator->compare(in, stream));
-    }
+    findings = judge_device_outputs(problem, data, first, *comparator, stream, exact_percentiles);
   } catch (const SpecError& e) {
     g = stopped(std::move(g), Reason::spec_error, e.what());
     return true;
@@ -503,9 +455,39 @@ CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string
   return plan;
 }
 
+// The GPU bench after a passing check: the first case of each public shape set (identity
+// transform, no special values) timed, its timing or its failure put on its finding; the
+// resources and memory of the first.
+void time_public_cases(const TimingLoop& loop, const std::vector<const Case*>& cases, Verdict& v) {
+  std::set<std::string> shape_sets;
+  std::optional<Bandwidth> bandwidth;
+  for (const Case* c : cases) {
+    if (c->case_class() != "public" || !c->transform.input.empty() || c->special ||
+        !shape_sets.insert(c->shapes.id).second)
+      continue;
+    if (!bandwidth) bandwidth = measure_bandwidth(loop.oracle);
+    CaseBench b = time_case(loop, *c, *bandwidth);
+    const auto f = std::find_if(v.cases.begin(), v.cases.end(),
+                                [&](const CaseFinding& found) { return found.case_id == c->id; });
+    KJ_EXPECTS(f != v.cases.end(), "a timed case was judged");
+    if (b.reason != Reason::none) {
+      f->reason = b.reason;
+      f->message = std::move(b.message);
+      return;
+    }
+    f->timing = std::move(b.timing);
+    if (v.resources.empty()) {
+      v.resources = std::move(b.resources);
+      v.memory_bytes = b.memory_bytes;
+      v.ref_memory_bytes = b.ref_memory_bytes;
+    }
+  }
+}
+
 } // namespace
 
 Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   PhaseTrace trace;
   const PhaseTrace::Scope whole_check(trace, "check (all of it)");
   Verdict v;
@@ -567,9 +549,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
         parse_disabled(std::getenv("KJ_TEST_DISABLE") ? std::getenv("KJ_TEST_DISABLE") : ""));
     if (!unknown.empty())
       return fail_early(Reason::internal,
-                        fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: "
-                                    "isolation, redzone, poison, input_hash, rerun)",
-                                    *unknown.begin()));
+                        fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: {})",
+                                    *unknown.begin(), fmt::join(kDefences, ", ")));
 
     const fs::path include = options.kjudge_include.empty() ? find_kjudge_include(options.self_exe)
                                                             : options.kjudge_include;
@@ -607,13 +588,13 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                            ? options.case_cache.get()
                            : nullptr;
     std::unique_ptr<CaseOracle> oracle;
+    Oracle* cuda_oracle = nullptr;                // the same, on CUDA
     std::unique_ptr<DeviceComparator> comparator; // CUDA
     const BuiltinKernels* cuda_builtins = nullptr;
     std::function<std::unique_ptr<KernelUnderTest>(std::string, const Candidate&)> make_runner;
     if (backend == Backend::cuda && options.timed_runs > 0)
-      return fail_early(Reason::internal,
-                        "timed runs on the GPU need kjudge bench's CUDA timing loop, which is not "
-                        "built yet: time on the host backend (--backend host) for CPU time");
+      return fail_early(Reason::internal, "timed runs on the GPU are the timing loop's "
+                                          "(CheckOptions::gpu_timing), not timed_runs");
     std::optional<PhaseTrace::Scope> set_up;
     set_up.emplace(trace, "oracle set-up (context, reference and builtin builds)");
     if (backend == Backend::cuda) {
@@ -637,6 +618,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
           std::make_unique<Oracle>(problem, *context, compile, !options.against.has_value());
       if (options.gpu_comparator) comparator = std::make_unique<DeviceComparator>(dev, compile);
       cuda_builtins = &gpu_oracle->builtins();
+      cuda_oracle = gpu_oracle.get();
       make_runner = [&, o = gpu_oracle.get()](std::string role, const Candidate& kernel) {
         return std::make_unique<KernelRunner>(std::move(role), kernel, problem, *o, ro);
       };
@@ -780,6 +762,15 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     }
     while (!pending.empty())
       take_oldest();
+    const bool all_passed =
+        !halted && v.cases.size() == cases.size() &&
+        std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); });
+    if (options.gpu_timing && cuda_oracle && all_passed) {
+      const TimingLoop loop{problem,  *cuda_oracle,        *runner,
+                            comparator.get(), *options.gpu_timing, !defence_disabled("regenerate"),
+                            &trace,   started};
+      time_public_cases(loop, cases, v);
+    }
   } catch (const SpecError& e) {
     // The oracle's faults include a reference that lost its CUDA context: start afresh.
     if (options.case_cache) options.case_cache->clear();

@@ -49,8 +49,8 @@ bool holds_pattern(const HostTensor& t, std::int64_t i, std::uint32_t pattern);
 double run_deadline_s(double reference_s, double factor, double min_s, std::uint64_t bytes);
 
 // The defence names KJ_TEST_DISABLE may hold.
-inline constexpr std::string_view kDefences[] = {"isolation", "redzone",    "poison",
-                                                 "input_hash", "rerun", "static_scan"};
+inline constexpr std::string_view kDefences[] = {
+    "isolation", "redzone", "poison", "input_hash", "rerun", "static_scan", "regenerate"};
 // "poison, redzone" -> {"poison", "redzone"}: comma-separated, blanks trimmed, empty items
 // ignored. Unknown names are kept (defence_disabled never matches them) and reported by
 // unknown_defences, so a typo cannot silently leave a test's defence on.

@@ -213,6 +213,63 @@ ModuleMessage module_message_from_json(const json& j) {
   return m;
 }
 
+namespace {
+
+json launches_json(const std::vector<LaunchRequest>& launches) {
+  json out = json::array();
+  for (const auto& l : launches) {
+    json args = json::array();
+    for (const auto& a : l.args) {
+      if (a.kind == ArgRequest::Kind::buffer)
+        args.push_back({{"buffer", a.buffer}});
+      else
+        args.push_back({{"value", to_hex(a.bytes)}});
+    }
+    out.push_back({{"lowered", l.lowered},
+                   {"label", l.label},
+                   {"grid", l.dims.grid},
+                   {"block", l.dims.block},
+                   {"cluster", l.dims.cluster},
+                   {"shared", l.dims.shared_bytes},
+                   {"cooperative", l.dims.cooperative},
+                   {"args", std::move(args)}});
+  }
+  return out;
+}
+
+std::vector<LaunchRequest> launches_from_json(const json& j) {
+  std::vector<LaunchRequest> launches;
+  for (const json& l : get_array(j, "launches")) {
+    LaunchRequest q;
+    q.lowered = get_string(l, "lowered");
+    q.label = get_string(l, "label");
+    q.dims.grid = get_dim3(l, "grid");
+    q.dims.block = get_dim3(l, "block");
+    q.dims.cluster = get_dim3(l, "cluster");
+    q.dims.shared_bytes = get_unsigned(l, "shared");
+    q.dims.cooperative = get_bool(l, "cooperative");
+    for (const json& a : get_array(l, "args")) {
+      ArgRequest arg;
+      if (a.is_object() && a.contains("buffer")) {
+        arg.kind = ArgRequest::Kind::buffer;
+        arg.buffer = get_string(a, "buffer");
+      } else {
+        arg.kind = ArgRequest::Kind::value;
+        try {
+          arg.bytes = from_hex(get_string(a, "value"));
+        } catch (const std::invalid_argument& e) {
+          bad(fmt::format("argument value: {}", e.what()));
+        }
+      }
+      q.args.push_back(std::move(arg));
+    }
+    launches.push_back(std::move(q));
+  }
+  return launches;
+}
+
+} // namespace
+
 json to_json(const RunRequest& r) {
   json buffers = json::array();
   for (const auto& b : r.buffers) {
@@ -227,28 +284,10 @@ json to_json(const RunRequest& r) {
     }
     buffers.push_back(std::move(o));
   }
-  json launches = json::array();
-  for (const auto& l : r.launches) {
-    json args = json::array();
-    for (const auto& a : l.args) {
-      if (a.kind == ArgRequest::Kind::buffer)
-        args.push_back({{"buffer", a.buffer}});
-      else
-        args.push_back({{"value", to_hex(a.bytes)}});
-    }
-    launches.push_back({{"lowered", l.lowered},
-                        {"label", l.label},
-                        {"grid", l.dims.grid},
-                        {"block", l.dims.block},
-                        {"cluster", l.dims.cluster},
-                        {"shared", l.dims.shared_bytes},
-                        {"cooperative", l.dims.cooperative},
-                        {"args", std::move(args)}});
-  }
   json j = {{"op", "run"},
             {"case_id", r.case_id},
             {"buffers", std::move(buffers)},
-            {"launches", std::move(launches)},
+            {"launches", launches_json(r.launches)},
             {"redzone_bytes", r.redzone_bytes},
             {"redzone_byte", r.redzone_byte}};
   if (r.arena_bytes != 0) j["arena_bytes"] = r.arena_bytes;
@@ -284,32 +323,7 @@ RunRequest run_request_from_json(const json& j) {
     }
     r.buffers.push_back(std::move(q));
   }
-  for (const json& l : get_array(j, "launches")) {
-    LaunchRequest q;
-    q.lowered = get_string(l, "lowered");
-    q.label = get_string(l, "label");
-    q.dims.grid = get_dim3(l, "grid");
-    q.dims.block = get_dim3(l, "block");
-    q.dims.cluster = get_dim3(l, "cluster");
-    q.dims.shared_bytes = get_unsigned(l, "shared");
-    q.dims.cooperative = get_bool(l, "cooperative");
-    for (const json& a : get_array(l, "args")) {
-      ArgRequest arg;
-      if (a.is_object() && a.contains("buffer")) {
-        arg.kind = ArgRequest::Kind::buffer;
-        arg.buffer = get_string(a, "buffer");
-      } else {
-        arg.kind = ArgRequest::Kind::value;
-        try {
-          arg.bytes = from_hex(get_string(a, "value"));
-        } catch (const std::invalid_argument& e) {
-          bad(fmt::format("argument value: {}", e.what()));
-        }
-      }
-      q.args.push_back(std::move(arg));
-    }
-    r.launches.push_back(std::move(q));
-  }
+  r.launches = launches_from_json(j);
   r.redzone_bytes = get_u64(j, "redzone_bytes");
   const std::uint64_t byte = get_u64(j, "redzone_byte");
   if (byte > 255) bad("field 'redzone_byte' exceeds a byte");
@@ -377,6 +391,43 @@ json to_json(const RunReply& r) {
                        {"redzone_bytes", b.redzone_bytes},
                        {"bytes", b.bytes}});
   return {{"ok", true}, {"buffers", std::move(buffers)}, {"elapsed_ms", r.elapsed_ms}};
+}
+
+json to_json(const TimeRequest& r) {
+  return {{"op", "time"},
+          {"sets", r.sets},
+          {"launches", launches_json(r.launches)},
+          {"flush_bytes", r.flush_bytes}};
+}
+
+json to_json(const TimeReply& r) {
+  return {{"ok", true}, {"ms", r.ms}, {"blocks_per_sm", r.blocks_per_sm}};
+}
+
+TimeRequest time_request_from_json(const json& j) {
+  TimeRequest r;
+  for (const json& v : get_array(j, "sets")) {
+    if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() >= k_buffer_sets)
+      bad(fmt::format("field 'sets' holds {}, not a buffer set 0..{}", v.dump(),
+                      k_buffer_sets - 1));
+    r.sets.push_back(v.get<int>());
+  }
+  r.launches = launches_from_json(j);
+  r.flush_bytes = get_u64(j, "flush_bytes");
+  return r;
+}
+
+TimeReply time_reply_from_json(const json& j) {
+  TimeReply r;
+  for (const json& v : get_array(j, "ms")) {
+    if (!v.is_number()) bad("field 'ms' holds a non-number");
+    r.ms.push_back(v.get<double>());
+  }
+  for (const json& v : get_array(j, "blocks_per_sm")) {
+    if (!v.is_number_integer()) bad("field 'blocks_per_sm' holds a non-integer");
+    r.blocks_per_sm.push_back(v.get<int>());
+  }
+  return r;
 }
 
 RunReply run_reply_from_json(const json& j) {

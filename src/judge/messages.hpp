@@ -16,6 +16,8 @@
 //   {"op": "run", ...RunRequest}      -> {"ok": true, "buffers": [...], "elapsed_ms"}
 //                                        or {"error": "launch_error" | "crash" |
 //                                            "out_of_memory" | "internal", "message", ...}
+//   {"op": "time", ...TimeRequest}    -> {"ok": true, "ms": [...], "blocks_per_sm": [...]}
+//                                        or the errors of "run" (bench's timed runs)
 //   {"op": "release"}                 -> {"ok": true} (buffers of the last run freed)
 //   {"op": "exit"}                    -> the worker exits 0 without replying
 //
@@ -107,8 +109,8 @@ bool names_the_buffers(const RunRequest& r, const std::vector<Held>& held) {
 
 // Buffer sets a CUDA worker keeps: a check's cases come in a few shapes, and a run on a kept
 // set needs no allocation, IPC export or mapping (each a call into the driver, slow while
-// another process starts a context).
-constexpr int k_buffer_sets = 4;
+// another process starts a context). The bench rotates its input sets over as many.
+constexpr int k_buffer_sets = 8;
 
 struct BufferHandle {
   std::string name;
@@ -121,6 +123,21 @@ struct BufferHandle {
 struct RunReply {
   std::vector<BufferHandle> buffers;
   double elapsed_ms = 0; // host wall time of the launches and the synchronisation
+};
+
+// "time" (bench on the GPU): the launches run once on each of `sets` in turn, sets the oracle
+// has prepared through its mappings (inputs, poison, red zones), each run after an L2 flush (a
+// write of `flush_bytes` to the worker's own buffer) and timed between two CUDA events. The
+// oracle then reads every set's red zones, inputs and outputs as after a "run".
+struct TimeRequest {
+  std::vector<int> sets;
+  std::vector<LaunchRequest> launches; // buffer arguments name each set's buffers
+  std::uint64_t flush_bytes = 0;
+};
+
+struct TimeReply {
+  std::vector<double> ms;         // per set, in the request's order
+  std::vector<int> blocks_per_sm; // per launch: the blocks an SM can hold (occupancy)
 };
 
 // "compile", to the compile-only worker (`kjudge --worker --compile-only`): NVRTC runs in a
@@ -188,6 +205,8 @@ nlohmann::json to_json(const RunRequest& r);
 nlohmann::json to_json(const LoadReply& r);
 nlohmann::json to_json(const RunReply& r);
 nlohmann::json to_json(const ErrorReply& r);
+nlohmann::json to_json(const TimeRequest& r);
+nlohmann::json to_json(const TimeReply& r);
 // An error reply from its parts: {"error", "message"} (and "log" when not empty).
 nlohmann::json error_json(std::string error, std::string message, std::string log = {});
 
@@ -197,6 +216,8 @@ ModuleMessage module_message_from_json(const nlohmann::json& j);
 RunRequest run_request_from_json(const nlohmann::json& j);
 LoadReply load_reply_from_json(const nlohmann::json& j);
 RunReply run_reply_from_json(const nlohmann::json& j);
+TimeRequest time_request_from_json(const nlohmann::json& j);
+TimeReply time_reply_from_json(const nlohmann::json& j);
 // nullopt when `j` is not an error reply ({"error": ...}).
 std::optional<ErrorReply> error_reply_from_json(const nlohmann::json& j);
 

@@ -168,7 +168,7 @@ Oracle::~Oracle() = default;
 void Oracle::run_plan(const CompiledPlan& plan, const Module& module, const CaseData& data,
                       const std::vector<CUdeviceptr>& inputs,
                       const std::vector<DeviceBuffer>& outputs, const std::string& role,
-                      const std::string& case_id) {
+                      const std::string& case_id, double* timed_ms) {
   std::vector<LaunchRequest> launches;
   try {
     launches = marshal_launches(plan.launches, plan.per_launch, plan.context, data.env);
@@ -182,7 +182,17 @@ void Oracle::run_plan(const CompiledPlan& plan, const Module& module, const Case
     pointers[problem_.outputs[o].name] = outputs[o].ptr();
   std::size_t failed = 0;
   try {
+    std::optional<CudaEvent> start, end;
+    if (timed_ms) {
+      start.emplace();
+      end.emplace();
+      start->record(context_.stream());
+    }
     launch_all(launches, module.functions, pointers, context_.stream(), &failed);
+    if (timed_ms) {
+      end->record(context_.stream());
+      *timed_ms = CudaEvent::elapsed_ms(*start, *end);
+    }
     context_.synchronize();
   } catch (const CudaError& e) {
     const std::string where =
@@ -194,7 +204,7 @@ void Oracle::run_plan(const CompiledPlan& plan, const Module& module, const Case
 }
 
 void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& data, bool golden,
-                     const std::string& case_id) {
+                     const std::string& case_id, const Visit* visit) {
   const CUstream stream = context_.stream();
   const std::string role = golden ? "golden" : "reference";
   const std::size_t n_in = problem_.inputs.size(), n_out = problem_.outputs.size();
@@ -217,7 +227,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   };
   std::vector<DeviceBuffer> inputs, pristine;
   make_inputs(inputs);
-  make_inputs(pristine); // what `inputs` must still hold afterwards
+  if (!visit) make_inputs(pristine); // what `inputs` must still hold afterwards
   std::vector<CUdeviceptr> input_ptrs;
   for (const auto& b : inputs)
     input_ptrs.push_back(b.ptr());
@@ -250,6 +260,23 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   };
 
   fill_outputs(0);
+  if (visit) {
+    // Timed as the candidate's runs are (the golden's run is not timed, nor flushed).
+    double ms = 0;
+    if (!golden) flush_l2();
+    run_plan(plan, module, data, input_ptrs, outputs, role, case_id, golden ? nullptr : &ms);
+    if (visit->host_copies) {
+      std::vector<HostTensor> host = read_outputs();
+      if (golden)
+        for (auto& t : host)
+          data.golden.push_back(t.dtype() == DType::f64 ? std::move(t) : t.converted(DType::f64));
+      else
+        data.reference = std::move(host);
+    }
+    if (!golden) data.reference_ms = ms;
+    (golden ? data.device_golden : data.device_reference) = std::move(outputs);
+    return;
+  }
   context_.synchronize();
   const auto start = std::chrono::steady_clock::now();
   run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
@@ -368,6 +395,32 @@ CaseData case_frame(const Problem& problem, const Case& c) {
 }
 
 CaseData Oracle::prepare(const Case& c) {
+  CaseData data = make_inputs(c, 0);
+  if (need_golden_)
+    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id);
+  produce(reference_, *reference_module_, data, false, c.id);
+  return data;
+}
+
+CaseData Oracle::prepare_visit(const Case& c, std::uint32_t visit, bool host_copies) {
+  CaseData data = make_inputs(c, visit);
+  const Visit v{host_copies};
+  if (need_golden_)
+    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id, &v);
+  produce(reference_, *reference_module_, data, false, c.id, &v);
+  return data;
+}
+
+std::size_t Oracle::flush_bytes() const {
+  return 2 * static_cast<std::size_t>(std::max(context_.info().l2_bytes, 1 << 20));
+}
+
+void Oracle::flush_l2() {
+  if (flush_.bytes() == 0) flush_ = DeviceBuffer(flush_bytes());
+  fill_u32(flush_.ptr(), 0, flush_.bytes() / 4, context_.stream());
+}
+
+CaseData Oracle::make_inputs(const Case& c, std::uint32_t visit) {
   CaseData data = case_frame(problem_, c);
   const CUstream stream = context_.stream();
   const SpecialValues* special = c.special ? &*c.special : nullptr;
@@ -378,7 +431,7 @@ CaseData Oracle::prepare(const Case& c) {
     const std::size_t bytes = tensor_bytes(in.dtype, shape);
     // An allocation of at least one byte, so even an empty tensor can be staged and exported.
     DeviceBuffer master(std::max<std::size_t>(bytes, 1));
-    const StreamId stream_id{c.seed, static_cast<std::uint32_t>(i), 0};
+    const StreamId stream_id{c.seed, static_cast<std::uint32_t>(i), visit};
     if (in.dist.kind == Distribution::Kind::file) {
       const HostTensor t = generate_input(in, shape, stream_id, c.transform, special, problem_.dir);
       copy_to_device(master.ptr(), t.bytes().data(), t.nbytes(), stream);
@@ -389,10 +442,6 @@ CaseData Oracle::prepare(const Case& c) {
     data.master.push_back(std::move(master));
   }
   context_.synchronize();
-
-  if (need_golden_)
-    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id);
-  produce(reference_, *reference_module_, data, false, c.id);
   return data;
 }
 

@@ -37,6 +37,7 @@ struct CaseData {
   std::vector<HostTensor> reference; // per output, in its dtype
   double reference_s = 0;            // wall time of the reference's launches
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
+  double reference_ms = 0;           // GPU bench visit: the reference's run, timed by events
   bool nan_in_inputs = false;        // a NaN special-value case
   bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
   // CUDA: the golden's (f64 for float outputs) and the reference's outputs where they were made,
@@ -117,6 +118,18 @@ public:
 
   CaseData prepare(const Case& c) override;
 
+  // Bench on the GPU: case `c` with its inputs drawn afresh for `visit` (StreamId::visit; the
+  // check's are visit 0), the golden and the reference made on the device (on the host too only
+  // with `host_copies`, for outputs the GPU comparator does not judge), and the reference's run
+  // timed like the candidate's (poison, L2 flush, its launches between two events) into
+  // reference_ms. The reference's own checks (inputs left intact, every output written) ran on
+  // this shape in the check and are not repeated.
+  CaseData prepare_visit(const Case& c, std::uint32_t visit, bool host_copies);
+  // Bytes written by each L2 flush: twice the L2, so nothing of a sample's inputs survives.
+  std::size_t flush_bytes() const;
+  // Write flush_bytes() bytes on the stream (the oracle's own buffer).
+  void flush_l2();
+
   const BuiltinKernels& builtins() const { return *builtins_; }
   const CudaContext& context() const { return context_; }
   // Where the runs' output copies come from (RunOutcome::device_outputs).
@@ -124,11 +137,19 @@ public:
 
 private:
   struct Module;
+  // `timed` (a bench visit): its launches between two events, their time in *timed_ms.
   void run_plan(const CompiledPlan& plan, const Module& module, const CaseData& data,
                 const std::vector<CUdeviceptr>& inputs, const std::vector<DeviceBuffer>& outputs,
-                const std::string& role, const std::string& case_id);
+                const std::string& role, const std::string& case_id,
+                double* timed_ms = nullptr);
+  // A bench visit (`visit`): no checks of the plan's inputs and outputs, host copies only with
+  // `host_copies`, the reference's run timed after an L2 flush.
+  struct Visit {
+    bool host_copies = false;
+  };
   void produce(const CompiledPlan& plan, const Module& module, CaseData& data, bool golden,
-               const std::string& case_id);
+               const std::string& case_id, const Visit* visit = nullptr);
+  CaseData make_inputs(const Case& c, std::uint32_t visit);
 
   const Problem& problem_;
   const CudaContext& context_;
@@ -137,6 +158,7 @@ private:
   std::unique_ptr<Module> reference_module_, golden_module_;
   CompiledPlan reference_, golden_;
   bool need_golden_;
+  DeviceBuffer flush_; // flush_l2's target, made on first use
 };
 
 } // namespace kj::judge

@@ -228,6 +228,7 @@ std::optional<StartFailure> KernelRunner::spawn_and_load(bool first) {
     kernels_.clear();
     for (const KernelInfo& info : loaded.kernels)
       kernels_.push_back(plan_kernel(info, kernel_param_types(info, kernel_.source.text)));
+    infos_ = loaded.kernels;
     per_launch_.clear();
     for (const std::size_t i : index_of_launch_)
       per_launch_.push_back(&kernels_[i]);
@@ -380,13 +381,8 @@ void settle_damage(RunOutcome& out) {
 }
 
 int KernelRunner::set_holding(const RunRequest& request) const {
-  if (!link_ || !link_->alive()) return -1;
-  for (int s = 0; s < k_buffer_sets; ++s) {
-    const MappedSet& set = sets_[static_cast<std::size_t>(s)];
-    if (!set.buffers.empty() && set.redzone == request.redzone_bytes &&
-        names_the_buffers(request, set.buffers))
-      return s;
-  }
+  for (int s = 0; s < k_buffer_sets; ++s)
+    if (set_holds(s, request)) return s;
   return -1;
 }
 
@@ -444,7 +440,8 @@ void KernelRunner::refill_mapped(int set, const RunRequest& request, const CaseD
   oracle_.context().synchronize();
 }
 
-RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index) {
+RunOutcome KernelRunner::run_on_set(const Case& c, const CaseData& data, int run_index,
+                                    int chosen_set) {
   RunOutcome out;
   if (!link_ || !link_->alive()) {
     if (!restartable()) {
@@ -466,14 +463,22 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     return out;
 
   const CUstream stream = oracle_.context().stream();
-  const BuiltinKernels& builtins = oracle_.builtins();
   std::optional<PhaseTrace::Scope> phase;
   // Buffers the worker keeps from an earlier run in the same shapes: they stay, refilled here
   // through the mappings. Otherwise the worker makes new ones and copies the inputs from
   // staging copies (never from the master, which no other process ever maps).
-  const int held = set_holding(request);
+  const int held = chosen_set < 0                      ? set_holding(request)
+                   : set_holds(chosen_set, request) ? chosen_set
+                                                    : -1;
   request.prepared = held >= 0;
-  request.buffer_set = request.prepared ? held : set_for_new_buffers(request);
+  if (request.prepared) {
+    request.buffer_set = held;
+  } else if (chosen_set < 0) {
+    request.buffer_set = set_for_new_buffers(request);
+  } else {
+    sets_[static_cast<std::size_t>(chosen_set)] = {}; // the worker frees them for the new ones
+    request.buffer_set = chosen_set;
+  }
   MappedSet& set = sets_[static_cast<std::size_t>(request.buffer_set)];
   set.last_run = ++runs_;
   std::vector<DeviceBuffer> staging;
@@ -502,10 +507,7 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
   staging.clear();
   if (reply.status != Reply::Status::ok) {
     set = {};
-    bool lost = false;
-    RunOutcome failed = failed_run(reply, out, kernel_, data.reference_s, options_, lost);
-    if (lost) drop_worker();
-    return failed;
+    return failed(reply, out, data);
   }
 
   RunReply got;
@@ -544,17 +546,25 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
     }
   }
 
-  // What the run left, read where it lies: red zones, inputs against the master, the outputs
-  // copied into the oracle's own memory (the worker's are refilled by its next run), and to the
-  // host only when the check needs them there (outputs_to_host).
+  read_back(request.buffer_set, request, data, out);
+  return out;
+}
+
+// What a run left, read where it lies: red zones, inputs against the master, the outputs copied
+// into the oracle's own memory (the worker's are refilled by its next run), and to the host only
+// when the check needs them there (outputs_to_host).
+void KernelRunner::read_back(int set_index, const RunRequest& request, const CaseData& data,
+                             RunOutcome& out) {
   // One synchronisation for all of it: the counts of damaged red-zone bytes and changed input
   // bytes, and the outputs' copies, queued together; the red zones themselves are read only
   // where they were damaged, for the message.
-  phase.emplace(options_.trace, "run: red zones, inputs and outputs read");
+  const PhaseTrace::Scope phase(options_.trace, "run: red zones, inputs and outputs read");
+  const CUstream stream = oracle_.context().stream();
+  const MappedSet& set = sets_[static_cast<std::size_t>(set_index)];
   const std::uint64_t rz = request.redzone_bytes;
   const std::uint32_t redzone_pattern = 0x01010101u * request.redzone_byte;
   std::vector<BuiltinKernels::ByteCount> counts;
-  for (std::size_t k = 0; k < got.buffers.size(); ++k) {
+  for (std::size_t k = 0; k < request.buffers.size(); ++k) {
     const BufferRequest& asked = request.buffers[k];
     const CUdeviceptr base = set.buffers[k].base;
     const CUdeviceptr inner = base + rz;
@@ -569,9 +579,9 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
       copy_device(out.device_outputs.back().ptr(), inner, asked.bytes, stream);
     }
   }
-  const std::vector<std::uint64_t> counted = builtins.count_all(counts, stream);
+  const std::vector<std::uint64_t> counted = oracle_.builtins().count_all(counts, stream);
   std::vector<std::byte> before(rz), behind(rz);
-  for (std::size_t k = 0; k < got.buffers.size(); ++k) {
+  for (std::size_t k = 0; k < request.buffers.size(); ++k) {
     const BufferRequest& asked = request.buffers[k];
     if (counted[3 * k] + counted[3 * k + 1] > 0) {
       const CUdeviceptr base = set.buffers[k].base;
@@ -584,9 +594,104 @@ RunOutcome KernelRunner::run(const Case& c, const CaseData& data, int run_index)
       out.inputs_modified.push_back(
           fmt::format("input '{}': {} of {} bytes changed", asked.name, changed, asked.bytes));
   }
-  phase.reset();
   settle_damage(out);
+}
+
+RunOutcome KernelRunner::failed(const Reply& reply, const RunOutcome& planned,
+                                const CaseData& data) {
+  bool lost = false;
+  RunOutcome out = failed_run(reply, planned, kernel_, data.reference_s, options_, lost);
+  if (lost) drop_worker();
   return out;
+}
+
+bool KernelRunner::set_holds(int set, const RunRequest& request) const {
+  if (!link_ || !link_->alive()) return false;
+  const MappedSet& held = sets_[static_cast<std::size_t>(set)];
+  return !held.buffers.empty() && held.redzone == request.redzone_bytes &&
+         names_the_buffers(request, held.buffers);
+}
+
+TimedRound KernelRunner::timed_round(const Case& c, const std::vector<const CaseData*>& visits,
+                                     int run_index, std::uint64_t flush_bytes) {
+  TimedRound round;
+  auto fail = [&](Reason reason, std::string message) {
+    round.reason = reason;
+    round.message = std::move(message);
+    round.runs.clear();
+    round.ms.clear();
+    return std::move(round);
+  };
+  KJ_EXPECTS(visits.size() <= static_cast<std::size_t>(k_buffer_sets), "a set per visit");
+  std::vector<RunRequest> requests(visits.size());
+  round.runs.resize(visits.size());
+  TimeRequest time;
+  time.flush_bytes = flush_bytes;
+  double deadline_s = 0;
+  for (std::size_t j = 0; j < visits.size(); ++j) {
+    RunRequest& request = requests[j];
+    request.case_id = c.id;
+    const int set = static_cast<int>(j);
+    if (!plan_run(role_, kernel_, problem_, launches_, per_launch_, context_, *visits[j],
+                  run_index, options_, request, round.runs[j]))
+      return fail(round.runs[j].reason, round.runs[j].message);
+    if (!set_holds(set, request))
+      return fail(Reason::internal, fmt::format("timed run on buffer set {}, which holds other "
+                                                "buffers (or none)", set));
+    request.prepared = true;
+    request.buffer_set = set;
+    sets_[j].last_run = ++runs_;
+    refill_mapped(set, request, *visits[j]);
+    time.sets.push_back(set);
+    deadline_s += round.runs[j].deadline_s;
+  }
+  time.launches = requests.front().launches;
+  const Reply reply = [&] {
+    const PhaseTrace::Scope phase(options_.trace, "bench: the worker's timed runs");
+    return link_->request(to_json(time), after(deadline_s));
+  }();
+  if (reply.status != Reply::Status::ok) {
+    for (MappedSet& set : sets_)
+      set = {};
+    RunOutcome planned;
+    planned.deadline_s = deadline_s;
+    const RunOutcome out = failed(reply, planned, *visits.front());
+    return fail(out.reason, out.message);
+  }
+  TimeReply got;
+  try {
+    got = time_reply_from_json(reply.message);
+  } catch (const std::invalid_argument& e) {
+    drop_worker();
+    return fail(Reason::internal, e.what());
+  }
+  if (got.ms.size() != visits.size() || got.blocks_per_sm.size() != time.launches.size()) {
+    drop_worker();
+    return fail(Reason::internal, "the worker's timing reply does not match its request");
+  }
+  round.ms = got.ms;
+  for (std::size_t j = 0; j < visits.size(); ++j)
+    read_back(static_cast<int>(j), requests[j], *visits[j], round.runs[j]);
+  for (const BufferRequest& b : requests.front().buffers)
+    round.memory_bytes += b.bytes;
+  const DeviceInfo& device = oracle_.context().info();
+  for (std::size_t k = 0; k < time.launches.size(); ++k) {
+    const LaunchRequest& l = time.launches[k];
+    const KernelInfo& info = infos_[index_of_launch_[k]];
+    LaunchResources r;
+    r.launch = l.label;
+    r.registers = info.registers;
+    r.static_shared = info.static_shared;
+    r.dynamic_shared = static_cast<int>(l.dims.shared_bytes);
+    r.local_bytes = info.local_bytes;
+    r.block_threads = static_cast<int>(l.dims.block[0] * l.dims.block[1] * l.dims.block[2]);
+    r.blocks_per_sm = got.blocks_per_sm[k];
+    if (device.max_threads_per_sm > 0)
+      r.occupancy = static_cast<double>(r.blocks_per_sm) * r.block_threads /
+                    static_cast<double>(device.max_threads_per_sm);
+    round.resources.push_back(std::move(r));
+  }
+  return round;
 }
 
 void outputs_to_host(RunOutcome& run, const Problem& problem, const std::vector<Shape>& shapes,

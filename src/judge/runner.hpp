@@ -79,6 +79,16 @@ struct RunOutcome {
   double cpu_ms = 0, wall_ms = 0;
 };
 
+// Bench on the GPU: one timed run per visit, visit j on the worker's buffer set j.
+struct TimedRound {
+  Reason reason = Reason::none; // none, or why the round did not run (then no runs)
+  std::string message;
+  std::vector<RunOutcome> runs; // per visit: damage and the outputs (device_outputs)
+  std::vector<double> ms;       // per visit: the plan's time between two events
+  std::vector<LaunchResources> resources; // per launch of the plan
+  std::uint64_t memory_bytes = 0;         // a run's inputs, outputs and scratch
+};
+
 // An untrusted kernel as the check drives it, on either backend.
 class KernelUnderTest {
 public:
@@ -91,6 +101,24 @@ public:
   // backend's checked build, whose time is the checks').
   virtual RunOutcome timed_run(const Case& c, const CaseData& data, int run_index) {
     return run(c, data, run_index);
+  }
+  // Bench on the GPU: run case `c` on buffer set `set` (made for it when it holds other
+  // buffers), untimed; the sets the timed rounds use are made this way.
+  virtual RunOutcome run_on_set(const Case& c, const CaseData& data, int run_index, int set) {
+    (void)set;
+    return run(c, data, run_index);
+  }
+  // Bench on the GPU: one timed run of `c` per visit, visit j on set j (made by run_on_set),
+  // refilled with the visit's inputs, poison and red zones, each run after an L2 flush of
+  // `flush_bytes`; then every set read as after a run. Backends without a GPU timing loop
+  // answer internal.
+  virtual TimedRound timed_round(const Case& c, const std::vector<const CaseData*>& visits,
+                                 int run_index, std::uint64_t flush_bytes) {
+    (void)c, (void)visits, (void)run_index, (void)flush_bytes;
+    TimedRound r;
+    r.reason = Reason::internal;
+    r.message = "this backend has no GPU timing loop";
+    return r;
   }
   // Whether a worker lost to a crash can be replaced.
   virtual bool restartable() const = 0;
@@ -146,7 +174,13 @@ public:
   ~KernelRunner() override;
 
   std::optional<StartFailure> start() override;
-  RunOutcome run(const Case& c, const CaseData& data, int run_index) override;
+  RunOutcome run(const Case& c, const CaseData& data, int run_index) override {
+    return run_on_set(c, data, run_index, -1);
+  }
+  // `set` -1: any set (the one holding these buffers, else a new one).
+  RunOutcome run_on_set(const Case& c, const CaseData& data, int run_index, int set) override;
+  TimedRound timed_round(const Case& c, const std::vector<const CaseData*>& visits,
+                         int run_index, std::uint64_t flush_bytes) override;
   // Not for the in-process worker, whose CUDA context is the oracle's.
   bool restartable() const override { return !options_.in_process; }
 
@@ -159,8 +193,15 @@ private:
   // The set a run with new buffers takes (an empty one, else the least recently used), and in
   // `request.release` the other sets freed to keep the memory held within budget.
   int set_for_new_buffers(RunRequest& request);
+  // Whether set `set` holds exactly the buffers `request` names.
+  bool set_holds(int set, const RunRequest& request) const;
   // Set `set`'s buffers written for `request`: inputs from the master, fills, red zones.
   void refill_mapped(int set, const RunRequest& request, const CaseData& data);
+  // What a run on set `set` left, read where it lies: red zones and inputs against the master
+  // (into out.oob, out.inputs_modified and its reason), outputs copied into the oracle's memory.
+  void read_back(int set, const RunRequest& request, const CaseData& data, RunOutcome& out);
+  // A failed reply as the run's outcome; the worker is dropped when it is lost.
+  RunOutcome failed(const Reply& reply, const RunOutcome& planned, const CaseData& data);
 
   std::string role_;
   const Candidate& kernel_;
@@ -172,6 +213,7 @@ private:
   ModuleMessage module_;
   std::vector<std::size_t> index_of_launch_; // distinct expression of each launch
   std::vector<PlanKernel> kernels_;
+  std::vector<KernelInfo> infos_; // the load reply's, one per distinct expression
   std::vector<const PlanKernel*> per_launch_;
   PlanContext context_;
   // The worker's buffer sets (RunRequest::buffer_set) as this process maps them: kept while

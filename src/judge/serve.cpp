@@ -142,7 +142,7 @@ json Judge::handle(const json& request) {
       v = unloadable_candidate_verdict(p, name, e.what());
     }
     if (candidate)
-      v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs}) : check(p, *candidate, o);
+      v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs, {}}) : check(p, *candidate, o);
     v.manifest.kjudge_version = KJUDGE_VERSION;
     return {{"id", id}, {"verdict", to_json(v, report)}};
   } catch (const BadRequest& e) {

@@ -99,6 +99,7 @@ std::optional<json> WorkerSession::handle(const json& request) {
     }
     if (op == "load") return load(module_message_from_json(request));
     if (op == "run") return run(run_request_from_json(request));
+    if (op == "time") return time(time_request_from_json(request));
     return error_json("internal", fmt::format("unknown op \"{}\"", op));
   } catch (const CudaError& e) {
     // Outside the candidate's launches (allocation, copies, IPC): kjudge's side failed, unless
@@ -201,9 +202,7 @@ json WorkerSession::run(const RunRequest& r) {
     return failed;
   }
   const CUstream stream = ctx_.stream();
-  std::map<std::string, CUdeviceptr> pointers;
-  for (const auto& a : set)
-    pointers[a.name] = a.inner();
+  const std::map<std::string, CUdeviceptr> pointers = pointers_of(r.buffer_set);
   const auto start = std::chrono::steady_clock::now();
   std::size_t failed = 0;
   bool launched = false;
@@ -212,23 +211,8 @@ json WorkerSession::run(const RunRequest& r) {
     launched = true;
     ctx_.synchronize();
   } catch (const CudaError& e) {
-    const std::string where = launched || failed >= r.launches.size()
-                                  ? std::string("after the launches")
-                                  : r.launches[failed].label;
-    if (e.sticky()) {
-      finished_ = true;
-      return error_json("crash", fmt::format("{}: {}", where, e.name()));
-    }
-    // The launches before the failing one may still run; let them finish before replying.
-    try {
-      ctx_.synchronize();
-    } catch (const CudaError& late) {
-      if (late.sticky()) {
-        finished_ = true;
-        return error_json("crash", fmt::format("after the launches: {}", late.name()));
-      }
-    }
-    return error_json("launch_error", fmt::format("{}: {} ({})", where, e.name(), e.what()));
+    return launch_failure(e, launched || failed >= r.launches.size() ? "after the launches"
+                                                                     : r.launches[failed].label);
   }
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -247,6 +231,72 @@ json WorkerSession::run(const RunRequest& r) {
       h.ipc = a.ipc;
     }
     reply.buffers.push_back(std::move(h));
+  }
+  return to_json(reply);
+}
+
+std::map<std::string, CUdeviceptr> WorkerSession::pointers_of(int set) const {
+  std::map<std::string, CUdeviceptr> pointers;
+  for (const auto& a : sets_[static_cast<std::size_t>(set)])
+    pointers[a.name] = a.inner();
+  return pointers;
+}
+
+json WorkerSession::launch_failure(const CudaError& e, const std::string& where) {
+  if (e.sticky()) {
+    finished_ = true;
+    return error_json("crash", fmt::format("{}: {}", where, e.name()));
+  }
+  // The launches before the failing one may still run; let them finish before replying.
+  try {
+    ctx_.synchronize();
+  } catch (const CudaError& late) {
+    if (late.sticky()) {
+      finished_ = true;
+      return error_json("crash", fmt::format("after the launches: {}", late.name()));
+    }
+  }
+  return error_json("launch_error", fmt::format("{}: {} ({})", where, e.name(), e.what()));
+}
+
+json WorkerSession::time(const TimeRequest& r) {
+  for (const int set : r.sets)
+    if (sets_[static_cast<std::size_t>(set)].empty())
+      return error_json("internal", fmt::format("a timed run on buffer set {}, which is empty", set));
+  const CUstream stream = ctx_.stream();
+  if (flush_.bytes() < r.flush_bytes) {
+    flush_ = DeviceBuffer();
+    flush_ = DeviceBuffer(r.flush_bytes);
+  }
+  std::vector<CudaEvent> starts(r.sets.size()), ends(r.sets.size());
+  std::size_t sample = 0, failed = 0;
+  bool launched = false;
+  try {
+    for (; sample < r.sets.size(); ++sample) {
+      const auto pointers = pointers_of(r.sets[sample]);
+      // The flush keeps the GPU busy while this thread queues the launches, so their host-side
+      // latency stays out of the timed span.
+      if (r.flush_bytes >= 4) fill_u32(flush_.ptr(), static_cast<std::uint32_t>(sample),
+                                       r.flush_bytes / 4, stream);
+      starts[sample].record(stream);
+      launch_all(r.launches, functions_, pointers, stream, &failed);
+      ends[sample].record(stream);
+    }
+    launched = true;
+    ctx_.synchronize();
+  } catch (const CudaError& e) {
+    return launch_failure(
+        e, launched || failed >= r.launches.size()
+               ? "after the launches"
+               : fmt::format("timed run {}: {}", sample + 1, r.launches[failed].label));
+  }
+  TimeReply reply;
+  for (std::size_t k = 0; k < r.sets.size(); ++k)
+    reply.ms.push_back(CudaEvent::elapsed_ms(starts[k], ends[k]));
+  for (const LaunchRequest& l : r.launches) {
+    const int threads = static_cast<int>(l.dims.block[0] * l.dims.block[1] * l.dims.block[2]);
+    reply.blocks_per_sm.push_back(
+        max_blocks_per_sm(functions_.at(l.lowered), threads, l.dims.shared_bytes));
   }
   return to_json(reply);
 }

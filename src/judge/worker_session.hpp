@@ -4,7 +4,8 @@
 // copies, fills outputs and scratch with the oracle's poison, launches the plan, synchronises
 // and hands every allocation back by CUDA IPC handle. A "prepared" run (the same buffers as the
 // previous run) keeps the allocations, which the oracle has refilled through its mappings of
-// them, and only launches. It judges nothing: the oracle checks red zones, poison and inputs
+// them, and only launches. A "time" (bench) runs the launches on several prepared sets, each
+// after an L2 flush and between two CUDA events. It judges nothing: the oracle checks red zones, poison and inputs
 // itself. A sticky CUDA error ends the session (the context is dead);
 // any other launch error is reported and the session goes on.
 //
@@ -60,6 +61,12 @@ private:
 
   nlohmann::json load(const ModuleMessage& module);
   nlohmann::json run(const RunRequest& request);
+  nlohmann::json time(const TimeRequest& request);
+  // The reply to a CUDA error from the launches (or the synchronisation after them): a sticky
+  // one is a crash and ends the session; another is a launch_error, once the launches before
+  // the failing one have finished.
+  nlohmann::json launch_failure(const CudaError& e, const std::string& where);
+  std::map<std::string, CUdeviceptr> pointers_of(int set) const;
 
   CudaContext ctx_;
   bool in_process_;
@@ -67,6 +74,7 @@ private:
   std::unique_ptr<CudaLibrary> library_;
   std::map<std::string, CUfunction> functions_; // by lowered name
   std::array<std::vector<Allocation>, k_buffer_sets> sets_; // RunRequest::buffer_set
+  DeviceBuffer flush_;                                       // "time": the L2 flush's target
   void release_buffers() {
     for (auto& set : sets_) set.clear();
   }

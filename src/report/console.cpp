@@ -182,21 +182,29 @@ public:
       out_ << "replay: " << v.replay_command << '\n';
     if (v.outcome != Outcome::pass && v.cases_total > 0)
       out_ << fmt::format("{}/{} cases passed\n", v.cases_passed, v.cases_total);
-    for (const CaseFinding& c : v.cases) {
-      if (!c.timing || is_redacted(c, options_)) continue;
-      const SampleStats cand = sample_stats(c.timing->candidate_ms);
-      const SampleStats ref = sample_stats(c.timing->reference_ms);
-      out_ << fmt::format("timed {}: {} ms (IQR {}-{}, {} runs), reference {} ms", c.case_id,
-                          num(cand.median), num(cand.q1), num(cand.q3), cand.samples,
-                          num(ref.median));
-      if (cand.median > 0) out_ << fmt::format(", speedup {}x", num(ref.median / cand.median));
-      out_ << '\n';
+    if (v.timer == "cuda_events") {
+      print_gpu_bench(v);
+    } else {
+      for (const CaseFinding& c : v.cases) {
+        if (!c.timing || is_redacted(c, options_)) continue;
+        const SampleStats cand = sample_stats(c.timing->candidate_ms);
+        const SampleStats ref = sample_stats(c.timing->reference_ms);
+        out_ << fmt::format("timed {}: {} ms (IQR {}-{}, {} runs), reference {} ms", c.case_id,
+                            num(cand.median), num(cand.q1), num(cand.q3), cand.samples,
+                            num(ref.median));
+        if (cand.median > 0) out_ << fmt::format(", speedup {}x", num(ref.median / cand.median));
+        out_ << '\n';
+      }
     }
     if (v.runtime_ms) {
       out_ << fmt::format("runtime {} ms", num(*v.runtime_ms));
       if (v.ref_runtime_ms) out_ << fmt::format(" (reference {} ms)", num(*v.ref_runtime_ms));
       if (v.ref_runtime_ms && *v.runtime_ms > 0)
         out_ << fmt::format(", speedup {}x", num(*v.ref_runtime_ms / *v.runtime_ms));
+      if (v.speedup_low && v.speedup_high)
+        out_ << fmt::format(" [{}, {}]", num(*v.speedup_low), num(*v.speedup_high));
+      if (v.fraction_of_floor)
+        out_ << fmt::format(", {:.0f}% of the physical floor's speed", 100 * *v.fraction_of_floor);
       if (v.timer == "host_cpu")
         out_ << ": CPU time of the launches on the host backend, not a GPU time";
       out_ << '\n';
@@ -211,6 +219,42 @@ public:
   }
 
 private:
+  // The GPU bench's table: per timed case the medians, their spread and the floor, then the
+  // launches' resources and the memory held.
+  void print_gpu_bench(const Verdict& v) {
+    bool header = false;
+    for (const CaseFinding& c : v.cases) {
+      if (!c.timing || is_redacted(c, options_)) continue;
+      const CaseTiming& t = *c.timing;
+      const SampleStats cand = sample_stats(t.candidate_ms);
+      const SampleStats ref = sample_stats(t.reference_ms);
+      if (!header) {
+        out_ << fmt::format("{:<28} {:>11} {:>11} {:>8} {:>10} {:>8} {:>8} {:>7}\n", "timed case",
+                            "candidate", "reference", "speedup", "floor", "of floor", "samples",
+                            "noise");
+        header = true;
+      }
+      out_ << fmt::format(
+          "{:<28} {:>8} ms {:>8} ms {:>7}x {:>7} ms {:>7.0f}% {:>8} {:>6.2f}%{}\n", c.case_id,
+          num(cand.median), num(ref.median), cand.median > 0 ? num(ref.median / cand.median) : "-",
+          num(t.floor_ms), cand.median > 0 ? 100 * t.floor_ms / cand.median : 0.0, cand.samples,
+          100 * t.noise, t.converged ? "" : " (time cap)");
+      out_ << fmt::format("  candidate IQR {}-{} ms, {} throttled sample(s) dropped, SM clock {:.0f} "
+                          "MHz, {} input sets, {:.2f} s; floor {:.4g} bytes at {:.0f} GB/s\n",
+                          num(cand.q1), num(cand.q3), t.throttled, t.sm_clock_mhz, t.rotation,
+                          t.wall_s, t.floor_bytes, t.bandwidth_gbs);
+    }
+    for (const LaunchResources& r : v.resources)
+      out_ << fmt::format("  {}: {} registers, {} + {} bytes shared, {} bytes local, {} threads, "
+                          "{} blocks/SM, occupancy {:.0f}%\n",
+                          r.launch, r.registers, r.static_shared, r.dynamic_shared, r.local_bytes,
+                          r.block_threads, r.blocks_per_sm, 100 * r.occupancy);
+    if (v.memory_bytes && v.ref_memory_bytes)
+      out_ << fmt::format("  memory: candidate {:.1f} MiB, reference {:.1f} MiB\n",
+                          static_cast<double>(*v.memory_bytes) / (1 << 20),
+                          static_cast<double>(*v.ref_memory_bytes) / (1 << 20));
+  }
+
   std::ostream& out_;
   ReportOptions options_;
 };

@@ -170,11 +170,25 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
   if (c.timing) {
     const SampleStats cand = sample_stats(c.timing->candidate_ms);
     const SampleStats ref = sample_stats(c.timing->reference_ms);
+    const CaseTiming& t = *c.timing;
     timing = {{"candidate", to_json(cand)},
               {"reference", to_json(ref)},
               {"speedup", cand.median > 0 ? json_number(ref.median / cand.median) : json(nullptr)},
-              {"candidate_ms", c.timing->candidate_ms},
-              {"reference_ms", c.timing->reference_ms}};
+              {"candidate_ms", t.candidate_ms},
+              {"reference_ms", t.reference_ms}};
+    if (t.floor_ms > 0 || t.sm_clock_mhz > 0) { // the GPU's timing loop
+      timing["throttled"] = t.throttled;
+      timing["sm_clock_mhz"] = json_number(t.sm_clock_mhz);
+      timing["noise"] = json_number(t.noise);
+      timing["converged"] = t.converged;
+      timing["rotation"] = t.rotation;
+      timing["wall_s"] = json_number(t.wall_s);
+      timing["floor_bytes"] = json_number(t.floor_bytes);
+      timing["bandwidth_gbs"] = json_number(t.bandwidth_gbs);
+      timing["floor_ms"] = json_number(t.floor_ms);
+      timing["fraction_of_floor"] =
+          cand.median > 0 && t.floor_ms > 0 ? json_number(t.floor_ms / cand.median) : json(nullptr);
+    }
   }
   return {{"id", c.case_id},
           {"class", c.case_class},
@@ -223,6 +237,21 @@ json to_json(const Verdict& v, const ReportOptions& options) {
   for (const auto& s : v.skips)
     skips.push_back(s);
 
+  json resources = json::array();
+  for (const LaunchResources& r : v.resources)
+    resources.push_back({{"launch", r.launch},
+                         {"registers", r.registers},
+                         {"static_shared", r.static_shared},
+                         {"dynamic_shared", r.dynamic_shared},
+                         {"local_bytes", r.local_bytes},
+                         {"block_threads", r.block_threads},
+                         {"blocks_per_sm", r.blocks_per_sm},
+                         {"occupancy", json_number(r.occupancy)}});
+  const json speedup_ci = v.speedup_low && v.speedup_high
+                              ? json::array({json_number(*v.speedup_low),
+                                             json_number(*v.speedup_high)})
+                              : json(nullptr);
+
   return {
       {"schema_version", kJsonSchemaVersion},
       {"manifest", to_json(v.manifest)},
@@ -246,8 +275,16 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"correctness", correct},
       {"runtime", optional_number(v.runtime_ms)},
       {"ref_runtime", optional_number(v.ref_runtime_ms)},
-      // What runtime measures ("host_cpu": CPU time on the host backend, not a GPU time).
+      // What runtime measures ("host_cpu": CPU time on the host backend, not a GPU time;
+      // "cuda_events": GPU time of the launch plan after an L2 flush).
       {"timer", v.timer.empty() ? json(nullptr) : json(v.timer)},
+      {"speedup", optional_number(speedup)},
+      {"speedup_ci", speedup_ci}, // 95%, from the medians' noise
+      {"baseline_runtime", nullptr}, // no [baseline] is measured yet
+      {"fraction_of_floor", optional_number(v.fraction_of_floor)},
+      {"resources", std::move(resources)},
+      {"memory_bytes", v.memory_bytes ? json(*v.memory_bytes) : json(nullptr)},
+      {"ref_memory_bytes", v.ref_memory_bytes ? json(*v.ref_memory_bytes) : json(nullptr)},
       {"metadata",
        {{"reason", reason_name(v.reason)},
         {"message", message},

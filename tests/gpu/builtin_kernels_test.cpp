@@ -539,4 +539,21 @@ TEST_F(Builtin, PatternsOnALargeBuffer) {
 }
 
 }  // namespace
+// The bench's clock probe: cycles against the global timer give the SM clock, within reach of
+// the device's rating (a clock probe that read launch latency as time would be far under it,
+// one that lost time far over it), and the same on a longer spin.
+TEST_F(Builtin, TheClockProbeReadsTheSmClock) {
+  const CUstream s = test::gpu().stream();
+  const double rated = test::gpu().info().clock_khz / 1e3;
+  const double mhz = test::builtins().sm_clock_mhz(200000, s);
+  const double longer = test::builtins().sm_clock_mhz(2000000, s);
+  EXPECT_GT(mhz, 300);
+  EXPECT_GT(longer, 300);
+  if (rated > 0) {
+    EXPECT_LT(mhz, 1.05 * rated) << "rated " << rated << " MHz";
+    EXPECT_LT(longer, 1.05 * rated) << "rated " << rated << " MHz";
+  }
+  EXPECT_NEAR(mhz / longer, 1, 0.1) << mhz << " MHz against " << longer << " MHz";
+}
+
 }  // namespace kj

@@ -297,10 +297,11 @@ TEST_F(Check, FailFastStopsAtTheFirstFailingCase) {
 
 TEST_F(Check, AnEndlessKernelTimesOutAndIsKilled) {
   const fs::path c = write_candidate("spin.cu", kVectorAddPlan + R"cu(
+// Volatile stores to global memory are side effects, so the compiler keeps the loop (a spin on
+// a local volatile was compiled away).
 __global__ void k(const float* x, const float* y, float* z, int N) {
-  volatile int spin = 1;
-  while (spin != 0) {}
-  z[0] = x[0] + y[0];
+  volatile float* out = z;
+  for (;;) out[0] = x[0] + y[0];
 }
 )cu");
   const Problem p = load_problem(problem_dir("vector_add"));
@@ -492,6 +493,196 @@ TEST_F(Check, APassingCandidatesCasesAreJudgedOnTheGpu) {
   EXPECT_GT(cases, 10);
   EXPECT_NE(gpu_line.find(" ms in " + std::to_string(cases) + " ("), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("kjudge-trace outputs copied to the host"), std::string::npos) << r.out;
+}
+
+// ---- bench: the GPU timing loop ----------------------------------------------------------------
+
+// A timing loop short enough for the test suite: the same rules, smaller minimums.
+BenchOptions quick_bench(CheckOptions o = options()) {
+  BenchOptions b;
+  b.check = o;
+  b.timing.warmup_s = 0.05;
+  b.timing.min_time_s = 0.1;
+  b.timing.max_time_s = 3;
+  b.timing.noise = 0.02;
+  return b;
+}
+
+// vector_add on one public shape of 2^20 elements and no other shape set, small enough for the
+// traps' device-side stashes; `extra` goes at the top of problem.toml.
+fs::path small_add_problem(const std::string& name, const std::string& extra = "") {
+  const fs::path dir = temp_dir() / name;
+  fs::create_directories(dir);
+  fs::copy_file(problem_dir("vector_add") / "reference.cu", dir / "reference.cu",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "problem.toml") << "name = \"" << name << "\"\n" << extra << R"toml(
+summary = "elementwise sum of two vectors, one small public shape"
+tier = "exact"
+[dims]
+public = [{ N = 1048576 }]
+[[input]]
+name = "x"
+dtype = "f32"
+shape = ["N"]
+dist = "normal(0, 1)"
+[[input]]
+name = "y"
+dtype = "f32"
+shape = ["N"]
+dist = "normal(0, 1)"
+[[output]]
+name = "z"
+dtype = "f32"
+shape = ["N"]
+policy = "exact"
+[reference]
+source = "reference.cu"
+[[reference.launch]]
+kernel = "vector_add_ref<T>"
+grid = ["ceil_div(N, 256)"]
+block = [256]
+args = ["x", "y", "z", "N"]
+)toml";
+  return dir;
+}
+
+TEST_F(Check, BenchTimesAPassingCandidateOnTheGpuAgainstTheReference) {
+  const Problem p = load_problem(problem_dir("vector_add"));
+  const Candidate c = load_candidate(problem_dir("vector_add") / "solutions/basic.cu", p);
+  const Verdict v = bench(p, c, quick_bench());
+  ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+  EXPECT_EQ(v.timer, "cuda_events");
+  ASSERT_TRUE(v.runtime_ms && v.ref_runtime_ms);
+  int timed = 0;
+  double medians = 0;
+  for (const CaseFinding& f : v.cases) {
+    if (!f.timing) continue;
+    ++timed;
+    const CaseTiming& t = *f.timing;
+    EXPECT_GE(t.candidate_ms.size(), 10u) << f.case_id;
+    EXPECT_EQ(t.candidate_ms.size(), t.reference_ms.size()) << f.case_id;
+    EXPECT_EQ(t.rotation, 8) << f.case_id;
+    EXPECT_GT(t.sm_clock_mhz, 100) << f.case_id;
+    // 16M and 5M elements: x, y read and z written once, 12 bytes an element.
+    EXPECT_GT(t.floor_bytes, 5e6 * 12 - 1) << f.case_id;
+    EXPECT_GT(t.bandwidth_gbs, 500) << f.case_id;
+    const double median = sample_stats(t.candidate_ms).median;
+    EXPECT_GT(median, 0.9 * t.floor_ms) << f.case_id;
+    medians += median;
+  }
+  EXPECT_EQ(timed, 2); // public0 and public1, once each
+  EXPECT_DOUBLE_EQ(*v.runtime_ms, medians);
+  ASSERT_TRUE(v.fraction_of_floor && v.speedup_low && v.speedup_high);
+  EXPECT_GT(*v.fraction_of_floor, 0.05);
+  EXPECT_LE(*v.fraction_of_floor, 1 / 0.9);
+  EXPECT_LE(*v.speedup_low, *v.ref_runtime_ms / *v.runtime_ms);
+  EXPECT_GE(*v.speedup_high, *v.ref_runtime_ms / *v.runtime_ms);
+  ASSERT_EQ(v.resources.size(), 1u);
+  EXPECT_GT(v.resources[0].registers, 0);
+  EXPECT_EQ(v.resources[0].block_threads, 256);
+  EXPECT_GT(v.resources[0].blocks_per_sm, 0);
+  EXPECT_GT(v.resources[0].occupancy, 0);
+  ASSERT_TRUE(v.memory_bytes && v.ref_memory_bytes);
+  EXPECT_EQ(*v.memory_bytes, *v.ref_memory_bytes); // no scratch
+}
+
+// A kernel that keeps each output pointer's answers and replays them when the pointer comes
+// back: right while each set's inputs stay the same (regeneration off), stale_output once they
+// are drawn afresh between visits. Its __device__ stash is what the static scan forbids, so the
+// scan is off: this is the second line of defence.
+TEST_F(Check, APointerKeyedCacheIsStaleOutputOnlyWhenInputsAreRegenerated) {
+  const fs::path dir = small_add_problem("bench_cache");
+  const fs::path c = write_candidate("pointer_cache.cu", kVectorAddPlan + R"cu(
+constexpr int kSlots = 16;
+constexpr int kMax = 1 << 20;
+__device__ float stash[kSlots][kMax];
+__device__ unsigned tags[kSlots][kMax];
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  const unsigned long long key = reinterpret_cast<unsigned long long>(z);
+  const unsigned tag = static_cast<unsigned>(key >> 8) | 1u;
+  const int slot = static_cast<int>(((key >> 16) * 0x9E3779B97F4A7C15ull) >> 60);
+  if (N > kMax) {
+    z[i] = x[i] + y[i];
+  } else if (tags[slot][i] == tag) {
+    z[i] = stash[slot][i]; // seen this pointer: replay
+  } else {
+    z[i] = x[i] + y[i];
+    stash[slot][i] = z[i];
+    tags[slot][i] = tag;
+  }
+}
+)cu");
+  const Problem p = load_problem(dir);
+  const Candidate cand = load_candidate(c, p);
+  // One case: the special-value cases put other inputs behind the same pointers, and the check
+  // alone would catch the replay there.
+  CheckOptions o = options();
+  o.cases.special_values = false;
+  {
+    const Disabled off("static_scan,regenerate");
+    const Verdict v = bench(p, cand, quick_bench(o));
+    EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  }
+  const Disabled off("static_scan");
+  const Verdict v = bench(p, cand, quick_bench(o));
+  EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
+  EXPECT_NE(v.message.find("where the check's runs passed"), std::string::npos) << v.message;
+}
+
+// A kernel wrong on one run only, its fortieth (each element counts its own launches): past the
+// check's runs, long before the bench's last. Only a bench that judges every timed output sees
+// it; one that checks the last output only would pass it.
+TEST_F(Check, OneWrongTimedRunAmongManyIsStaleOutput) {
+  const fs::path dir = small_add_problem("bench_once");
+  const fs::path c = write_candidate("wrong_once.cu", kVectorAddPlan + R"cu(
+__device__ unsigned launches_seen[1 << 20];
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  const unsigned seen = i < (1 << 20) ? launches_seen[i]++ : 0u;
+  z[i] = x[i] + y[i] + (seen == 40u ? 1.0f : 0.0f);
+}
+)cu");
+  const Problem p = load_problem(dir);
+  const Candidate cand = load_candidate(c, p);
+  const Disabled off("static_scan");
+  CheckOptions o = options();
+  o.cases.special_values = false; // keeps the check's runs well under forty
+  const Verdict v = bench(p, cand, quick_bench(o));
+  EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
+  EXPECT_EQ(v.cases_passed, v.cases_total - 1) << describe(v);
+}
+
+// A floor the problem declares far above what the kernel moves: a median under 0.9 of it is
+// impossible_speed (the check itself passes).
+TEST_F(Check, AMedianUnderTheFloorIsImpossibleSpeed) {
+  const fs::path dir = small_add_problem("bench_floor", "floor_bytes = \"N * 4000\"");
+  const Problem p = load_problem(dir);
+  const Verdict v =
+      bench(p, load_candidate(problem_dir("vector_add") / "solutions/basic.cu", p), quick_bench());
+  EXPECT_EQ(v.reason, Reason::impossible_speed) << describe(v);
+  EXPECT_NE(v.message.find("physical floor"), std::string::npos) << v.message;
+}
+
+TEST_F(Check, CliBenchPrintsTheTableAndTheJson) {
+  const std::string dir = problem_dir("vector_add").string();
+  const std::string cache = "--cache=" + (temp_dir() / "cache").string();
+  const fs::path json_file = temp_dir() / "bench.json";
+  const CliRun r = kjudge({"bench", dir, "--candidate", dir + "/solutions/basic.cu", "--json",
+                           json_file.string(), "--min-time", "0.1", cache});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("timed case"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of the physical floor"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(json_file));
+  EXPECT_EQ(j["timer"], "cuda_events");
+  EXPECT_GT(j["runtime"].get<double>(), 0);
+  EXPECT_GT(j["ref_runtime"].get<double>(), 0);
+  EXPECT_EQ(j["speedup_ci"].size(), 2u);
+  EXPECT_GT(j["fraction_of_floor"].get<double>(), 0);
+  EXPECT_EQ(j["resources"].size(), 1u);
+  EXPECT_TRUE(j["baseline_runtime"].is_null());
 }
 
 // ---- without a GPU ------------------------------------------------------------------------------

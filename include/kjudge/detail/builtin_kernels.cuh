@@ -176,6 +176,21 @@ __global__ void count_differences(const unsigned char* a, const unsigned char* b
   if ((threadIdx.x & 31u) == 0u && local != 0u) atomicAdd(count, local);
 }
 
+// One thread busy for `cycles` SM clock cycles, then stamps[0] = the cycles it counted and
+// stamps[1] = the nanoseconds %globaltimer saw pass meanwhile: the bench's reading of the SM
+// clock, free of any launch latency.
+__global__ void spin(long long cycles, unsigned long long* stamps) {
+  unsigned long long t0 = 0, t1 = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const long long start = clock64();
+  long long now = start;
+  while (now - start < cycles)
+    now = clock64();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  stamps[0] = static_cast<unsigned long long>(now - start);
+  stamps[1] = t1 - t0;
+}
+
 }  // namespace kj::builtin
 
 #endif

@@ -95,7 +95,7 @@ std::string_view builtin_kernels_source() {
 const std::vector<std::string>& builtin_kernel_names() {
   static const std::vector<std::string> names = {
       "kj::builtin::generate", "kj::builtin::widen_to_f64", "kj::builtin::round_from_f64",
-      "kj::builtin::fill_pattern", "kj::builtin::count_differences"};
+      "kj::builtin::fill_pattern", "kj::builtin::count_differences", "kj::builtin::spin"};
   return names;
 }
 
@@ -256,6 +256,7 @@ BuiltinKernels::BuiltinKernels(const CompileOptions& options) {
   round_ = library_->function(module.kernels[2].lowered);
   fill_ = library_->function(module.kernels[3].lowered);
   count_ = library_->function(module.kernels[4].lowered);
+  spin_ = library_->function(module.kernels[5].lowered);
   counter_ = DeviceBuffer(kCounters * sizeof(unsigned long long));
 }
 
@@ -305,6 +306,19 @@ void BuiltinKernels::fill_pattern(CUdeviceptr dst, std::size_t bytes, std::uint3
   launch_1d(fill_, span_work(span), params, s);
 }
 
+void BuiltinKernels::count_async(const ByteCount& c, CUdeviceptr counter, CUstream s) const {
+  if (c.bytes == 0) return;
+  const bool against_pattern = c.b == 0;
+  detail::byte_span span = split_span(c.a, against_pattern ? nullptr : &c.b, c.bytes);
+  const auto* a_ptr = reinterpret_cast<const unsigned char*>(c.a);
+  const auto* b_ptr = reinterpret_cast<const unsigned char*>(c.b);
+  unsigned int p = c.pattern;
+  int against = against_pattern ? 1 : 0;
+  auto* counter_ptr = reinterpret_cast<unsigned long long*>(counter);
+  void* params[] = {&a_ptr, &b_ptr, &span, &p, &against, &counter_ptr};
+  launch_1d(count_, span_work(span), params, s);
+}
+
 std::vector<std::uint64_t> BuiltinKernels::count_all(const std::vector<ByteCount>& counts,
                                                      CUstream s) const {
   std::vector<std::uint64_t> results(counts.size(), 0);
@@ -313,24 +327,23 @@ std::vector<std::uint64_t> BuiltinKernels::count_all(const std::vector<ByteCount
   for (std::size_t first = 0; first < counts.size(); first += kCounters) {
     const std::size_t n = std::min(kCounters, counts.size() - first);
     fill_bytes(counter_.ptr(), 0, n * sizeof(unsigned long long), s);
-    for (std::size_t k = 0; k < n; ++k) {
-      const ByteCount& c = counts[first + k];
-      if (c.bytes == 0) continue;
-      const bool against_pattern = c.b == 0;
-      detail::byte_span span = split_span(c.a, against_pattern ? nullptr : &c.b, c.bytes);
-      const auto* a_ptr = reinterpret_cast<const unsigned char*>(c.a);
-      const auto* b_ptr = reinterpret_cast<const unsigned char*>(c.b);
-      unsigned int p = c.pattern;
-      int against = against_pattern ? 1 : 0;
-      auto* counter_ptr = reinterpret_cast<unsigned long long*>(counter_.ptr()) + k;
-      void* params[] = {&a_ptr, &b_ptr, &span, &p, &against, &counter_ptr};
-      launch_1d(count_, span_work(span), params, s);
-    }
+    for (std::size_t k = 0; k < n; ++k)
+      count_async(counts[first + k], counter_.ptr() + k * sizeof(unsigned long long), s);
     std::array<unsigned long long, kCounters> got{};
     copy_to_host(got.data(), counter_.ptr(), n * sizeof(unsigned long long), s); // synchronises
     std::copy_n(got.begin(), n, results.begin() + static_cast<std::ptrdiff_t>(first));
   }
   return results;
+}
+
+double BuiltinKernels::sm_clock_mhz(long long cycles, CUstream s) const {
+  const std::lock_guard<std::mutex> lock(counter_mutex_); // the stamps live in counter_
+  auto* stamps = reinterpret_cast<unsigned long long*>(counter_.ptr());
+  void* params[] = {&cycles, &stamps};
+  launch_kernel(spin_, LaunchDims{}, params, s);
+  std::array<unsigned long long, 2> got{};
+  copy_to_host(got.data(), counter_.ptr(), sizeof got, s); // synchronises
+  return got[1] > 0 ? static_cast<double>(got[0]) / static_cast<double>(got[1]) * 1e3 : 0;
 }
 
 std::uint64_t BuiltinKernels::count_mismatched_bytes(CUdeviceptr a, CUdeviceptr b,

@@ -94,6 +94,8 @@ DeviceInfo read_device_info(CUdevice dev, int ordinal) {
       device_attribute(dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
   KJ_CU_TRY(cu().cuDriverGetVersion(&info.driver_version));
   info.clock_khz = device_attribute_or_zero(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  info.max_threads_per_sm =
+      device_attribute_or_zero(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
   return info;
 }
 
@@ -202,6 +204,28 @@ CUfunction CudaLibrary::function(const std::string& lowered_name) const {
   CUfunction f = nullptr;
   KJ_CU_TRY(cu().cuKernelGetFunction(&f, kernel));
   return f;
+}
+
+int max_blocks_per_sm(CUfunction f, int block_threads, std::size_t dynamic_shared) {
+  int blocks = 0;
+  KJ_CU_TRY(cu().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, block_threads,
+                                                             dynamic_shared));
+  return blocks;
+}
+
+CudaEvent::CudaEvent() { KJ_CU_TRY(cu().cuEventCreate(&event_, CU_EVENT_DEFAULT)); }
+
+CudaEvent::~CudaEvent() {
+  if (event_) (void)cu().cuEventDestroy(event_);
+}
+
+void CudaEvent::record(CUstream stream) { KJ_CU_TRY(cu().cuEventRecord(event_, stream)); }
+
+double CudaEvent::elapsed_ms(const CudaEvent& start, const CudaEvent& end) {
+  KJ_CU_TRY(cu().cuEventSynchronize(end.event_));
+  float ms = 0;
+  KJ_CU_TRY(cu().cuEventElapsedTime(&ms, start.event_, end.event_));
+  return ms;
 }
 
 KernelAttributes kernel_attributes(CUfunction f) {

@@ -60,6 +60,7 @@ namespace kj::cuda_detail {
   X(cuFuncGetAttribute)                                                                        \
   X(cuFuncSetAttribute)                                                                        \
   X(cuFuncGetParamInfo)                                                                        \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                               \
   X(cuLaunchKernel)                                                                            \
   X(cuLaunchKernelEx)                                                                          \
   X(cuIpcGetMemHandle)                                                                         \

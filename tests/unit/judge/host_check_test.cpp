@@ -224,7 +224,7 @@ TEST(HostBench, TimesEveryPublicCaseInCpuTimeAndSaysSo) {
   const fs::path dir = problems() / "vector_add";
   const Problem p = load_problem(dir);
   const Candidate c = load_candidate(dir / "solutions/basic.cu", p);
-  BenchOptions o{host_options(), 3};
+  BenchOptions o{host_options(), 3, {}};
   const Verdict v = bench(p, c, o);
   ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
   EXPECT_EQ(v.timer, "host_cpu");
@@ -303,7 +303,7 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   const Verdict checked = check(p, c, o);
   EXPECT_EQ(checked.outcome, Outcome::pass) << describe(checked);
 
-  const Verdict v = bench(p, c, BenchOptions{o, 3});
+  const Verdict v = bench(p, c, BenchOptions{o, 3, {}});
   ::unsetenv("KJ_TEST_DISABLE");
   EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
   // Which timed run replays first depends on how many runs the worker has seen these inputs

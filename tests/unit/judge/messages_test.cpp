@@ -138,6 +138,39 @@ TEST(Messages, BufferSetsRoundTrip) {
   EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
 }
 
+// The bench's timed runs: which sets, the launches (as a run's), the flush; the reply's times
+// and occupancy. A set outside 0..k_buffer_sets-1 or a time that is not a number is refused.
+TEST(Messages, TimeRequestAndReplyRoundTrip) {
+  TimeRequest t;
+  t.sets = {0, 3, k_buffer_sets - 1};
+  t.launches = sample_run().launches;
+  t.flush_bytes = 125829120;
+  const json j = wire(to_json(t));
+  EXPECT_EQ(j["op"], "time");
+  const TimeRequest back = time_request_from_json(j);
+  EXPECT_EQ(back.sets, t.sets);
+  EXPECT_EQ(back.flush_bytes, t.flush_bytes);
+  ASSERT_EQ(back.launches.size(), 1u);
+  EXPECT_EQ(back.launches[0].lowered, t.launches[0].lowered);
+  EXPECT_EQ(back.launches[0].args[1].bytes, t.launches[0].args[1].bytes);
+  EXPECT_EQ(back.launches[0].dims.shared_bytes, 65536u);
+  for (const json& bad_set : {json(k_buffer_sets), json(-1), json("0")}) {
+    json bad = to_json(t);
+    bad["sets"] = json::array({bad_set});
+    EXPECT_THROW(time_request_from_json(bad), std::invalid_argument) << bad_set;
+  }
+
+  TimeReply r;
+  r.ms = {0.0125, 0.0131};
+  r.blocks_per_sm = {8};
+  const TimeReply got = time_reply_from_json(wire(to_json(r)));
+  EXPECT_EQ(got.ms, r.ms);
+  EXPECT_EQ(got.blocks_per_sm, r.blocks_per_sm);
+  json bad = to_json(r);
+  bad["ms"] = json::array({"fast"});
+  EXPECT_THROW(time_reply_from_json(bad), std::invalid_argument);
+}
+
 TEST(Messages, CompileRequestRoundTrip) {
   CompileRequest r;
   r.source = "__global__ void k(float* x) {}\n";

@@ -191,8 +191,8 @@ struct ExpectEntry {
 
 // The defences of DESIGN.md "Conventions" that have a KJ_TEST_DISABLE switch (kjudge/judge.hpp):
 // a trap names the one that catches it, so a defence test can run it with the switch on and off.
-const std::set<std::string> kDefences = {"isolation",  "redzone", "poison",
-                                          "input_hash", "rerun",   "static_scan"};
+const std::set<std::string> kDefences = {"isolation", "redzone",     "poison",    "input_hash",
+                                          "rerun",     "static_scan", "regenerate"};
 
 std::vector<ExpectEntry> read_expect(const fs::path& dir) {
   const fs::path file = dir / "expect.toml";
