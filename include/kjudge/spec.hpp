@@ -165,6 +165,17 @@ struct DimsSpec {
   std::vector<Expr> constraints;  // each must evaluate non-zero
 };
 
+// `[[baseline]]`: a time recorded for a trusted implementation (cuBLAS, a vendor library) on a
+// GPU model and one public shape set, which `kjudge bench` reports the candidate against when it
+// runs on that model.
+struct RecordedBaseline {
+  std::string name;  // what was timed: "cuBLAS 12.8 cublasSgemm"
+  std::string gpu;   // the device's name as the manifest gives it: "NVIDIA H200"
+  Env dims;          // exactly one public shape set's dims
+  double ms = 0;     // the median, with an L2 flush before each sample
+  Location where;
+};
+
 struct Problem {
   std::filesystem::path dir;
   std::string name;
@@ -175,6 +186,9 @@ struct Problem {
   bool allow_nondeterministic = false;
   std::optional<Expr> floor_bytes;
   std::optional<Expr> floor_flops;
+  // The most bytes a candidate's run may hold (inputs, outputs and declared scratch) on a shape
+  // set; beyond it the plan is a launch_error.
+  std::optional<Expr> memory_limit;
   DimsSpec dims;
   std::vector<InputSpec> inputs;
   std::vector<ScalarSpec> scalars;
@@ -183,6 +197,7 @@ struct Problem {
   std::optional<KernelSource> golden;      // [golden] plan where the template trick does not fit
   std::vector<std::string> allowed_options;
   std::vector<std::string> forbid;
+  std::vector<RecordedBaseline> baselines;
   std::string hash;  // hex SHA-256 of problem.toml and every file it names
   // hash.substr(0, 8), the prefix of every case id.
   std::string short_hash() const { return hash.substr(0, 8); }
@@ -190,6 +205,8 @@ struct Problem {
   const InputSpec* find_input(std::string_view name) const;
   const OutputSpec* find_output(std::string_view name) const;
   const ScalarSpec* find_scalar(std::string_view name) const;
+  // The recorded baseline for this GPU model and shape set's dims; null when none is.
+  const RecordedBaseline* find_baseline(std::string_view gpu, const Env& set_dims) const;
 };
 
 // Read and check a problem folder (or a path to its problem.toml).

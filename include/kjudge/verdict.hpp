@@ -154,6 +154,9 @@ struct CaseTiming {
   double floor_bytes = 0;
   double bandwidth_gbs = 0;
   double floor_ms = 0;
+  // The problem's recorded baseline for this GPU model and shape set, when it has one.
+  std::optional<double> baseline_ms;
+  std::string baseline;  // its name
 };
 
 // Statistics of a case's timed runs: the median, the quartiles (linear interpolation between
@@ -228,6 +231,10 @@ struct Verdict {
   // the candidate's and the reference's runs hold (inputs, outputs, scratch).
   std::optional<double> speedup_low, speedup_high;
   std::optional<double> fraction_of_floor;
+  // The problem's recorded baselines for this GPU, summed over the timed cases like runtime_ms
+  // (null unless every timed case has one), and their name.
+  std::optional<double> baseline_runtime_ms;
+  std::string baseline;
   std::vector<LaunchResources> resources;
   std::optional<std::uint64_t> memory_bytes, ref_memory_bytes;
 

@@ -30,13 +30,23 @@ namespace {
 
 // runtime_ms and ref_runtime_ms: the sums over the timed cases of their medians. On the GPU
 // also the speedup's 95% interval (each median's standard error from its noise, summed in
-// quadrature over the cases) and the fraction of the floor (the floors' sum over runtime).
-void summarize_timings(Verdict& v) {
+// quadrature over the cases), the fraction of the floor (the floors' sum over runtime), and the
+// recorded baselines' sum when every timed case has one (else, when the problem records some,
+// a SKIP line saying none fits).
+void summarize_timings(const Problem& problem, Verdict& v) {
   double candidate_ms = 0, reference_ms = 0, candidate_var = 0, reference_var = 0, floor_ms = 0;
-  bool timed = false;
+  double baseline_ms = 0;
+  bool timed = false, every_baseline = true;
+  std::string baseline;
   for (const CaseFinding& c : v.cases) {
     if (!c.timing) continue;
     timed = true;
+    every_baseline = every_baseline && c.timing->baseline_ms.has_value();
+    if (c.timing->baseline_ms) {
+      baseline_ms += *c.timing->baseline_ms;
+      if (baseline.find(c.timing->baseline) == std::string::npos)
+        baseline += (baseline.empty() ? "" : " + ") + c.timing->baseline;
+    }
     const SampleStats cand = sample_stats(c.timing->candidate_ms);
     const SampleStats ref = sample_stats(c.timing->reference_ms);
     candidate_ms += cand.median;
@@ -50,6 +60,14 @@ void summarize_timings(Verdict& v) {
   if (!timed) return;
   v.runtime_ms = candidate_ms;
   v.ref_runtime_ms = reference_ms;
+  if (every_baseline && !baseline.empty()) {
+    v.baseline_runtime_ms = baseline_ms;
+    v.baseline = baseline;
+  } else if (!problem.baselines.empty() && v.timer == "cuda_events") {
+    v.skips.push_back(fmt::format("SKIP(the problem records no baseline for '{}' on every timed "
+                                  "shape set) baseline",
+                                  v.manifest.gpu));
+  }
   if (v.timer != "cuda_events" || !(candidate_ms > 0) || !(reference_ms > 0)) return;
   const double speedup = reference_ms / candidate_ms;
   const double relative = std::sqrt(candidate_var / (candidate_ms * candidate_ms) +
@@ -77,7 +95,7 @@ Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOpt
   }
   Verdict v = check(problem, candidate, o);
   v.timer = gpu ? "cuda_events" : "host_cpu";
-  if (v.outcome == Outcome::pass) summarize_timings(v);
+  if (v.outcome == Outcome::pass) summarize_timings(problem, v);
   return v;
 }
 

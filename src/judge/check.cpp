@@ -456,8 +456,8 @@ CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string
 }
 
 // The GPU bench after a passing check: the first case of each public shape set (identity
-// transform, no special values) timed, its timing or its failure put on its finding; the
-// resources and memory of the first.
+// transform, no special values) timed, its timing or its failure put on its finding, with the
+// problem's recorded baseline for this GPU and shape set; the resources and memory of the first.
 void time_public_cases(const TimingLoop& loop, const std::vector<const Case*>& cases, Verdict& v) {
   std::set<std::string> shape_sets;
   std::optional<Bandwidth> bandwidth;
@@ -476,6 +476,10 @@ void time_public_cases(const TimingLoop& loop, const std::vector<const Case*>& c
       return;
     }
     f->timing = std::move(b.timing);
+    if (const RecordedBaseline* recorded = loop.problem.find_baseline(v.manifest.gpu, c->shapes.dims)) {
+      f->timing->baseline_ms = recorded->ms;
+      f->timing->baseline = recorded->name;
+    }
     if (v.resources.empty()) {
       v.resources = std::move(b.resources);
       v.memory_bytes = b.memory_bytes;

@@ -312,6 +312,16 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
     total += b.bytes;
     request.buffers.push_back(std::move(b));
   }
+  if (problem.memory_limit) {
+    const std::int64_t limit = problem.memory_limit->eval(data.env);
+    if (static_cast<std::int64_t>(total) > limit) {
+      out.reason = Reason::launch_error;
+      out.message = fmt::format("{}: the run holds {} bytes (inputs, outputs and scratch), over "
+                                "the problem's memory_limit of {} bytes ('{}')",
+                                role, total, limit, problem.memory_limit->text());
+      return false;
+    }
+  }
   out.deadline_s =
       run_deadline_s(data.reference_s, options.deadline_factor, options.deadline_min_s, total);
   return true;

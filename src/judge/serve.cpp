@@ -30,9 +30,10 @@ struct BadRequest : std::runtime_error {
 
 const std::set<std::string>& known_fields() {
   static const std::set<std::string> fields = {
-      "id",     "op",      "problem",        "candidate",    "source",
-      "name",   "case",    "fail_fast",      "redact_hidden", "runs",
-      "backend", "exact_bounds", "race_detection", "exact_percentiles"};
+      "id",      "op",           "problem",        "candidate",         "source",
+      "name",    "case",         "fail_fast",      "redact_hidden",     "runs",
+      "backend", "exact_bounds", "race_detection", "exact_percentiles", "min_time",
+      "max_time", "noise",       "rotation"};
   return fields;
 }
 
@@ -119,6 +120,25 @@ json Judge::handle(const json& request) {
         field<bool>(request, "race_detection", "true or false").value_or(o.race_detection);
     const int runs = field<int>(request, "runs", "a number").value_or(10);
     if (runs < 1) throw BadRequest("field 'runs' must be at least 1");
+    // The GPU bench's timing loop, as `kjudge bench --min-time ...` sets it.
+    TimingOptions timing;
+    auto seconds = [&](const char* name, double& into) {
+      if (const auto v = field<double>(request, name, "a number of seconds")) {
+        if (!(*v >= 0 && *v <= 3600))
+          throw BadRequest(fmt::format("field '{}' must be 0 to 3600 seconds", name));
+        into = *v;
+      }
+    };
+    seconds("min_time", timing.min_time_s);
+    seconds("max_time", timing.max_time_s);
+    if (const auto v = field<double>(request, "noise", "a number")) {
+      if (!(*v > 0 && *v < 1)) throw BadRequest("field 'noise' must be between 0 and 1");
+      timing.noise = *v;
+    }
+    if (const auto v = field<int>(request, "rotation", "a number")) {
+      if (*v < 1 || *v > 8) throw BadRequest("field 'rotation' must be 1 to 8");
+      timing.rotation = *v;
+    }
     ReportOptions report;
     report.redact_hidden = field<bool>(request, "redact_hidden", "true or false").value_or(false);
 
@@ -142,7 +162,7 @@ json Judge::handle(const json& request) {
       v = unloadable_candidate_verdict(p, name, e.what());
     }
     if (candidate)
-      v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs, {}}) : check(p, *candidate, o);
+      v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs, timing}) : check(p, *candidate, o);
     v.manifest.kjudge_version = KJUDGE_VERSION;
     return {{"id", id}, {"verdict", to_json(v, report)}};
   } catch (const BadRequest& e) {

@@ -208,6 +208,10 @@ public:
       if (v.timer == "host_cpu")
         out_ << ": CPU time of the launches on the host backend, not a GPU time";
       out_ << '\n';
+      if (v.baseline_runtime_ms && *v.runtime_ms > 0)
+        out_ << fmt::format("baseline {}: {} ms recorded on {}, speedup {}x\n", v.baseline,
+                            num(*v.baseline_runtime_ms), v.manifest.gpu,
+                            num(*v.baseline_runtime_ms / *v.runtime_ms));
     }
     for (const auto& s : v.skips)
       out_ << s << '\n';

@@ -188,6 +188,8 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
       timing["floor_ms"] = json_number(t.floor_ms);
       timing["fraction_of_floor"] =
           cand.median > 0 && t.floor_ms > 0 ? json_number(t.floor_ms / cand.median) : json(nullptr);
+      timing["baseline_ms"] = optional_number(t.baseline_ms);
+      timing["baseline"] = t.baseline_ms ? json(t.baseline) : json(nullptr);
     }
   }
   return {{"id", c.case_id},
@@ -280,7 +282,12 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"timer", v.timer.empty() ? json(nullptr) : json(v.timer)},
       {"speedup", optional_number(speedup)},
       {"speedup_ci", speedup_ci}, // 95%, from the medians' noise
-      {"baseline_runtime", nullptr}, // no [baseline] is measured yet
+      // The problem's recorded baseline on this GPU (null where it records none that fits).
+      {"baseline_runtime", optional_number(v.baseline_runtime_ms)},
+      {"baseline", v.baseline_runtime_ms ? json(v.baseline) : json(nullptr)},
+      {"baseline_speedup", v.baseline_runtime_ms && v.runtime_ms && *v.runtime_ms > 0
+                               ? json_number(*v.baseline_runtime_ms / *v.runtime_ms)
+                               : json(nullptr)},
       {"fraction_of_floor", optional_number(v.fraction_of_floor)},
       {"resources", std::move(resources)},
       {"memory_bytes", v.memory_bytes ? json(*v.memory_bytes) : json(nullptr)},

@@ -139,6 +139,7 @@ std::string export_problem_toml(const Problem& p) {
   out += fmt::format("nondeterministic = {}\n", p.allow_nondeterministic);
   if (p.floor_bytes) out += fmt::format("floor_bytes = {}\n", quote(p.floor_bytes->text()));
   if (p.floor_flops) out += fmt::format("floor_flops = {}\n", quote(p.floor_flops->text()));
+  if (p.memory_limit) out += fmt::format("memory_limit = {}\n", quote(p.memory_limit->text()));
   out += fmt::format("allowed_options = {}\n", strings(p.allowed_options));
   out += fmt::format("forbid = {}\n", strings(p.forbid));
 
@@ -153,6 +154,13 @@ std::string export_problem_toml(const Problem& p) {
   if (!p.dims.host_sets.empty()) out += fmt::format("host = {}\n", array(p.dims.host_sets, dim_set));
   out += fmt::format("vary = {}\n", strings(p.dims.vary));
   out += fmt::format("constraints = {}\n", exprs(p.dims.constraints));
+  for (const RecordedBaseline& b : p.baselines) { // public shape sets only
+    out += "\n[[baseline]]\n";
+    out += fmt::format("name = {}\n", quote(b.name));
+    out += fmt::format("gpu = {}\n", quote(b.gpu));
+    out += fmt::format("dims = {}\n", dim_set(DimSet{b.dims, {}}));
+    out += fmt::format("ms = {}\n", b.ms);
+  }
 
   for (const InputSpec& in : p.inputs) {
     out += "\n[[input]]\n";

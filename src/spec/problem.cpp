@@ -102,8 +102,8 @@ struct Loader {
   void load(const toml::table& root) {
     detail::check_keys(root,
                        {"name", "summary", "tier", "nan", "signed_zero", "nondeterministic",
-                        "floor_bytes", "floor_flops", "allowed_options", "forbid", "dims", "input",
-                        "scalar", "output", "reference", "golden"},
+                        "floor_bytes", "floor_flops", "memory_limit", "allowed_options", "forbid",
+                        "dims", "input", "scalar", "output", "reference", "golden", "baseline"},
                        "", ctx);
     p.dir = dir;
     p.name = detail::need_string(detail::need_key(root, "name", "", ctx), "name", ctx);
@@ -127,6 +127,7 @@ struct Loader {
     if (const toml::node* n = root.get("forbid")) p.forbid = detail::string_list(*n, "forbid", ctx);
 
     load_dims(need_table_key(root, "dims", ""));
+    if (const toml::node* n = root.get("baseline")) load_baselines(*n);
     if (const toml::node* n = root.get("scalar")) load_scalars(*n);
     scope.int_names = dim_names;
     for (const ScalarSpec& s : p.scalars)
@@ -138,6 +139,7 @@ struct Loader {
       c.check_names(scope.int_names);
     p.floor_bytes = floor_expr(root, "floor_bytes");
     p.floor_flops = floor_expr(root, "floor_flops");
+    p.memory_limit = floor_expr(root, "memory_limit");
 
     if (const toml::node* n = root.get("input")) load_inputs(*n);
     load_outputs(detail::need_key(root, "output", "", ctx));
@@ -169,6 +171,8 @@ struct Loader {
     return detail::need_table(detail::need_key(t, key, owner, ctx), detail::join(owner, key), ctx);
   }
 
+  // An optional integer expression of the dims (floor_bytes, floor_flops, memory_limit); an
+  // empty string is none.
   std::optional<Expr> floor_expr(const toml::table& root, std::string_view key) {
     const toml::node* n = root.get(key);
     if (!n) return std::nullopt;
@@ -234,25 +238,63 @@ struct Loader {
       p.dims.constraints = detail::expr_list(*n, "dims.constraints", ctx);
   }
 
+  // [[baseline]]: recorded times, each for one GPU model and one public shape set (its dims
+  // given in full), so a bench on that model and shape can report against it.
+  void load_baselines(const toml::node& node) {
+    const toml::array& arr = detail::need_array(node, "baseline", ctx);
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      const std::string field = fmt::format("baseline[{}]", i);
+      const toml::table& t = detail::need_table(arr[i], field, ctx);
+      detail::check_keys(t, {"name", "gpu", "dims", "ms"}, field, ctx);
+      RecordedBaseline b;
+      b.where = ctx.at(t, field);
+      for (auto [key, value] : {std::pair{"name", &b.name}, std::pair{"gpu", &b.gpu}}) {
+        const toml::node& n = detail::need_key(t, key, field, ctx);
+        *value = detail::need_string(n, detail::join(field, key), ctx);
+        if (value->empty()) ctx.fail(n, detail::join(field, key), "must not be empty");
+      }
+      const toml::node& ms = detail::need_key(t, "ms", field, ctx);
+      b.ms = need_number(ms, detail::join(field, "ms"), ctx);
+      if (!(b.ms > 0) || !std::isfinite(b.ms))
+        ctx.fail(ms, detail::join(field, "ms"), "a time must be a positive number of milliseconds");
+      const toml::node& dims_node = detail::need_key(t, "dims", field, ctx);
+      b.dims = load_dim_set(dims_node, detail::join(field, "dims")).values;
+      const bool is_public =
+          std::any_of(p.dims.public_sets.begin(), p.dims.public_sets.end(),
+                      [&](const DimSet& set) { return set.values == b.dims; });
+      if (!is_public)
+        ctx.fail(dims_node, detail::join(field, "dims"),
+                 "not one of the public shape sets (a recorded baseline is for a public shape "
+                 "set, every dim given)");
+      for (const RecordedBaseline& other : p.baselines)
+        if (other.gpu == b.gpu && other.dims == b.dims)
+          ctx.fail(t, field, fmt::format("a second baseline for '{}' on these dims", b.gpu));
+      p.baselines.push_back(std::move(b));
+    }
+  }
+
   void load_dim_sets(const toml::node& node, const std::string& field, std::vector<DimSet>& out) {
     const toml::array& arr = detail::need_array(node, field, ctx);
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      const std::string set_field = fmt::format("{}[{}]", field, i);
-      const toml::table& t = detail::need_table(arr[i], set_field, ctx);
-      DimSet set;
-      set.where = ctx.at(t, set_field);
-      for (auto&& [key, value] : t) {
-        const std::string name(key.str());
-        const std::string dim_field = detail::join(set_field, name);
-        if (!detail::is_identifier(name))
-          ctx.fail(value, dim_field, fmt::format("'{}' is not a valid dim name", name));
-        const std::int64_t v = need_integer(value, dim_field, ctx);
-        if (v < 0) ctx.fail(value, dim_field, fmt::format("dim {} = {} is negative", name, v));
-        set.values[name] = v;
-      }
-      if (set.values.empty()) ctx.fail(t, set_field, "a shape set needs at least one dim");
-      out.push_back(std::move(set));
+    for (std::size_t i = 0; i < arr.size(); ++i)
+      out.push_back(load_dim_set(arr[i], fmt::format("{}[{}]", field, i)));
+  }
+
+  // One shape set, `{ R = 4096, C = 4096 }`: dim names and non-negative integers.
+  DimSet load_dim_set(const toml::node& node, const std::string& set_field) {
+    const toml::table& t = detail::need_table(node, set_field, ctx);
+    DimSet set;
+    set.where = ctx.at(t, set_field);
+    for (auto&& [key, value] : t) {
+      const std::string name(key.str());
+      const std::string dim_field = detail::join(set_field, name);
+      if (!detail::is_identifier(name))
+        ctx.fail(value, dim_field, fmt::format("'{}' is not a valid dim name", name));
+      const std::int64_t v = need_integer(value, dim_field, ctx);
+      if (v < 0) ctx.fail(value, dim_field, fmt::format("dim {} = {} is negative", name, v));
+      set.values[name] = v;
     }
+    if (set.values.empty()) ctx.fail(t, set_field, "a shape set needs at least one dim");
+    return set;
   }
 
   void load_scalars(const toml::node& node) {
@@ -649,6 +691,7 @@ struct Loader {
       tensor(out.shape, out.name, out.dtype, detail::shape_where(out.shape, out.where));
     if (p.floor_bytes) eval_in(*p.floor_bytes, env, desc);
     if (p.floor_flops) eval_in(*p.floor_flops, env, desc);
+    if (p.memory_limit) eval_in(*p.memory_limit, env, desc);
     for (const LaunchSpec& l : p.reference.launches)
       detail::check_launch_values(l, env, desc);
     if (p.golden)
@@ -710,6 +753,12 @@ const OutputSpec* Problem::find_output(std::string_view n) const {
 const ScalarSpec* Problem::find_scalar(std::string_view n) const {
   for (const ScalarSpec& s : scalars)
     if (s.name == n) return &s;
+  return nullptr;
+}
+
+const RecordedBaseline* Problem::find_baseline(std::string_view gpu, const Env& set_dims) const {
+  for (const RecordedBaseline& b : baselines)
+    if (b.gpu == gpu && b.dims == set_dims) return &b;
   return nullptr;
 }
 

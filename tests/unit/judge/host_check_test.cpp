@@ -54,8 +54,9 @@ std::string describe(const Verdict& v) {
   return s;
 }
 
-// A candidate written to a temporary file (vector_add's plan).
-fs::path write_candidate(const std::string& name, const std::string& body) {
+// A candidate written to a temporary file (vector_add's plan, and `more_plan` after it).
+fs::path write_candidate(const std::string& name, const std::string& body,
+                         const std::string& more_plan = "") {
   const fs::path path = fs::temp_directory_path() / name;
   std::ofstream(path) << R"cu(/* kjudge
 [[launch]]
@@ -63,8 +64,7 @@ kernel = "vector_add"
 grid = ["ceil_div(N, 256)"]
 block = [256]
 args = ["x", "y", "z", "N"]
-*/
-)cu" << body;
+)cu" << more_plan << "*/\n" << body;
   return path;
 }
 
@@ -172,6 +172,29 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   const Verdict without = judge("vector_add", cand, host_options());
   ::unsetenv("KJ_TEST_DISABLE");
   EXPECT_EQ(without.outcome, Outcome::pass) << describe(without);
+}
+
+// A problem's memory_limit counts inputs, outputs and the candidate's declared scratch: a plan
+// over it is a launch_error before it runs; the same kernel without the scratch passes.
+TEST(HostCheck, ARunOverTheProblemsMemoryLimitIsALaunchError) {
+  Problem p = load_problem(problems() / "vector_add");
+  p.memory_limit = Expr::parse("N * 12 + 1024", {}); // x, y and z, and a little more
+  const std::string kernel = R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu";
+  const fs::path lean = write_candidate("kjudge_host_lean.cu", kernel);
+  const Verdict fits = check(p, load_candidate(lean, p), host_options());
+  EXPECT_EQ(fits.outcome, Outcome::pass) << describe(fits);
+  const fs::path big = write_candidate("kjudge_host_scratch.cu", kernel,
+                                      "[[scratch]]\nname = \"spare\"\ndtype = \"f32\"\n"
+                                      "shape = [\"N\"]\n");
+  const Verdict over = check(p, load_candidate(big, p), host_options());
+  EXPECT_EQ(over.reason, Reason::launch_error) << describe(over);
+  EXPECT_NE(over.message.find("over the problem's memory_limit"), std::string::npos)
+      << over.message;
 }
 
 // 800 KB past x: beyond the arena that holds x, y and z with their red zones (under 700 KB for

@@ -195,6 +195,10 @@ TEST(Serve, EveryMalformedRequestIsAnsweredWithItsKindAndTheStreamGoesOn) {
       json{{"id", 9}, {"problem", problem("vector_add")}, {"candidate", "/nonexistent.cu"}}.dump(),
       json{{"id", 10}, {"problem", problem("vector_add")}, {"source", "/* kjudge\n[[launch]]\n*/\n"}}
           .dump(),
+      json{{"id", 11}, {"problem", problem("vector_add")}, {"candidate", basic}, {"min_time", -1}}
+          .dump(),
+      json{{"id", 12}, {"problem", problem("vector_add")}, {"candidate", basic}, {"rotation", 9}}
+          .dump(),
   };
   std::string text;
   for (const auto& r : requests) text += r + "\n";
@@ -222,6 +226,12 @@ TEST(Serve, EveryMalformedRequestIsAnsweredWithItsKindAndTheStreamGoesOn) {
   EXPECT_NE(message(9).find("no such file"), std::string::npos) << message(9);
   // A launch plan that does not parse is the candidate's failure, as in check.
   EXPECT_EQ(a[10]["verdict"]["reason"], "launch_error") << a[10].dump();
+  // The GPU bench's options are checked before anything runs.
+  EXPECT_EQ(kind(11), "bad_request");
+  EXPECT_NE(message(11).find("'min_time' must be 0 to 3600 seconds"), std::string::npos)
+      << message(11);
+  EXPECT_EQ(kind(12), "bad_request");
+  EXPECT_NE(message(12).find("'rotation' must be 1 to 8"), std::string::npos) << message(12);
 }
 
 } // namespace

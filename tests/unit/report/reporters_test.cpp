@@ -468,6 +468,77 @@ TEST(Json, PassAndRuntimes) {
   EXPECT_DOUBLE_EQ(j["fraction_passed"].get<double>(), 1.0);
 }
 
+// A GPU bench's verdict: one timed case with the timing loop's figures, a recorded baseline,
+// the plan's resources.
+Verdict gpu_bench_verdict() {
+  Verdict v = passing_verdict();
+  v.timer = "cuda_events";
+  CaseTiming t;
+  t.candidate_ms = {0.5, 0.5, 0.5, 0.5};
+  t.reference_ms = {1.0, 1.0, 1.0, 1.0};
+  t.throttled = 8;
+  t.sm_clock_mhz = 1980;
+  t.converged = true;
+  t.rotation = 8;
+  t.wall_s = 0.7;
+  t.floor_bytes = 2e8;
+  t.bandwidth_gbs = 4000;
+  t.floor_ms = 0.05;
+  t.baseline_ms = 0.25;
+  t.baseline = "vendor kernel";
+  v.cases[0].timing = t;
+  v.runtime_ms = 0.5;
+  v.ref_runtime_ms = 1.0;
+  v.speedup_low = 1.9;
+  v.speedup_high = 2.1;
+  v.fraction_of_floor = 0.1;
+  v.baseline_runtime_ms = 0.25;
+  v.baseline = "vendor kernel";
+  v.resources.push_back({"launch[0] 'k'", 32, 1024, 0, 0, 256, 8, 1.0});
+  v.memory_bytes = 192;
+  v.ref_memory_bytes = 192;
+  return v;
+}
+
+TEST(Json, GpuBenchFields) {
+  const auto j = nlohmann::json::parse(to_json(gpu_bench_verdict()).dump());
+  EXPECT_EQ(j["timer"], "cuda_events");
+  EXPECT_DOUBLE_EQ(j["speedup"].get<double>(), 2.0);
+  EXPECT_EQ(j["speedup_ci"], nlohmann::json::array({1.9, 2.1}));
+  EXPECT_DOUBLE_EQ(j["fraction_of_floor"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(j["baseline_runtime"].get<double>(), 0.25);
+  EXPECT_EQ(j["baseline"], "vendor kernel");
+  EXPECT_DOUBLE_EQ(j["baseline_speedup"].get<double>(), 0.5);
+  ASSERT_EQ(j["resources"].size(), 1u);
+  EXPECT_EQ(j["resources"][0]["registers"], 32);
+  EXPECT_EQ(j["resources"][0]["blocks_per_sm"], 8);
+  EXPECT_EQ(j["memory_bytes"], 192);
+  const auto& t = j["cases"][0]["timing"];
+  EXPECT_EQ(t["throttled"], 8);
+  EXPECT_EQ(t["converged"], true);
+  EXPECT_EQ(t["rotation"], 8);
+  EXPECT_DOUBLE_EQ(t["floor_ms"].get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(t["fraction_of_floor"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(t["baseline_ms"].get<double>(), 0.25);
+  EXPECT_EQ(t["candidate"]["samples"], 4);
+  // Without a bench the new fields are null, not absent.
+  const auto plain = to_json(passing_verdict());
+  for (const char* k : {"speedup_ci", "fraction_of_floor", "baseline_runtime", "baseline",
+                        "baseline_speedup", "memory_bytes"})
+    EXPECT_TRUE(plain.contains(k) && plain[k].is_null()) << k;
+}
+
+TEST(Console, GpuBenchTable) {
+  const std::string s = console(gpu_bench_verdict());
+  EXPECT_TRUE(contains(s, "timed case")) << s;
+  EXPECT_TRUE(contains(s, "1a2b3c4d:public0:0:id")) << s;
+  EXPECT_TRUE(contains(s, "8 throttled sample(s) dropped, SM clock 1980 MHz, 8 input sets")) << s;
+  EXPECT_TRUE(contains(s, "launch[0] 'k': 32 registers")) << s;
+  EXPECT_TRUE(contains(s, "speedup 2x [1.9, 2.1], 10% of the physical floor's speed")) << s;
+  EXPECT_TRUE(contains(s, "baseline vendor kernel: 0.25 ms recorded on NVIDIA H200, speedup 0.5x"))
+      << s;
+}
+
 TEST(Json, ReporterWritesParseableJsonEvenWithBadUtf8) {
   Verdict v = failing_verdict();
   v.message = "compiler said \xff\xfe";

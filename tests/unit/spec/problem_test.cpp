@@ -434,6 +434,8 @@ TEST(Problem, InMemoryErrors) {
        "unknown value 'loose' (known: strict, equal)"},
       {"name = \"t\"", "name = \"t\"\nfloor_bytes = \"R * Z\"", "floor_bytes",
        "unknown name 'Z' at column 5 (known: C, R, n)"},
+      {"name = \"t\"", "name = \"t\"\nmemory_limit = \"x * 4\"", "memory_limit",
+       "unknown name 'x' at column 1 (known: C, R, n)"},
       {"name = \"t\"", "name = \"t\"\nallowed_options = \"-O3\"", "allowed_options",
        "expected an array, got a string"},
       {"name = \"t\"", "name = \"t\"\nnondeterministic = \"yes\"", "nondeterministic",
@@ -496,8 +498,16 @@ void expect_same_problem(const Problem& a, const Problem& b) {
   auto opt_text = [](const std::optional<Expr>& e) { return e ? e->text() : std::string("-"); };
   EXPECT_EQ(opt_text(a.floor_bytes), opt_text(b.floor_bytes));
   EXPECT_EQ(opt_text(a.floor_flops), opt_text(b.floor_flops));
+  EXPECT_EQ(opt_text(a.memory_limit), opt_text(b.memory_limit));
   EXPECT_EQ(a.allowed_options, b.allowed_options);
   EXPECT_EQ(a.forbid, b.forbid);
+  ASSERT_EQ(a.baselines.size(), b.baselines.size());
+  for (std::size_t i = 0; i < a.baselines.size(); ++i) {
+    EXPECT_EQ(a.baselines[i].name, b.baselines[i].name);
+    EXPECT_EQ(a.baselines[i].gpu, b.baselines[i].gpu);
+    EXPECT_EQ(a.baselines[i].dims, b.baselines[i].dims);
+    EXPECT_EQ(a.baselines[i].ms, b.baselines[i].ms);
+  }
   auto texts = [](const std::vector<Expr>& v) {
     std::vector<std::string> out;
     for (const Expr& e : v)
@@ -574,6 +584,55 @@ void expect_same_problem(const Problem& a, const Problem& b) {
   same_source(a.reference, b.reference);
   ASSERT_EQ(a.golden.has_value(), b.golden.has_value());
   if (a.golden) same_source(*a.golden, *b.golden);
+}
+
+// memory_limit, and [[baseline]]: a time recorded per GPU model and public shape set, found by
+// both; refused for a shape set that is not public (it would name a hidden one), a time that is
+// not positive, a missing or unknown field and a second entry for the same GPU and dims; both
+// exported as read.
+TEST(Problem, RecordedBaselines) {
+  const std::string entry = R"toml(
+[[baseline]]
+name = "vendor kernel 1.2"
+gpu = "NVIDIA H200"
+dims = { R = 64, C = 100 }
+ms = 0.25
+)toml";
+  const Problem p = from_text(replaced(kBase + entry, "name = \"t\"",
+                                      "name = \"t\"\nmemory_limit = \"R * C * 12\""));
+  ASSERT_TRUE(p.memory_limit);
+  EXPECT_EQ(p.memory_limit->eval(Env{{"C", 100}, {"R", 64}}), 76800);
+  ASSERT_EQ(p.baselines.size(), 1u);
+  const RecordedBaseline* b = p.find_baseline("NVIDIA H200", Env{{"C", 100}, {"R", 64}});
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->name, "vendor kernel 1.2");
+  EXPECT_EQ(b->ms, 0.25);
+  EXPECT_EQ(p.find_baseline("NVIDIA H100 80GB HBM3", Env{{"C", 100}, {"R", 64}}), nullptr);
+  EXPECT_EQ(p.find_baseline("NVIDIA H200", Env{{"C", 7}, {"R", 3}}), nullptr);
+  const Problem exported = from_text(export_problem_toml(p));
+  expect_same_problem(p, exported);
+
+  const BadCase cases[] = {
+      {"dims = { R = 64, C = 100 }", "dims = { R = 3, C = 7 }", "baseline[0].dims",
+       "not one of the public shape sets"},
+      {"dims = { R = 64, C = 100 }", "dims = { R = 64 }", "baseline[0].dims",
+       "not one of the public shape sets"},
+      {"ms = 0.25", "ms = 0", "baseline[0].ms", "a time must be a positive number"},
+      {"ms = 0.25", "ms = \"fast\"", "baseline[0].ms", "expected a number, got a string"},
+      {"gpu = \"NVIDIA H200\"\n", "", "baseline[0]", "missing field 'gpu' in baseline[0]"},
+      {"gpu = \"NVIDIA H200\"", "gpu = \"\"", "baseline[0].gpu", "must not be empty"},
+      {"ms = 0.25", "ms = 0.25\nshape = \"public0\"", "baseline[0].shape",
+       "unknown field 'shape' in baseline[0]"},
+      {"ms = 0.25\n", "ms = 0.25\n" + entry, "baseline[1]",
+       "a second baseline for 'NVIDIA H200' on these dims"},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.to);
+    const SpecError e = error_of(replaced(kBase + entry, c.from, c.to));
+    EXPECT_EQ(e.where().field, c.field);
+    EXPECT_GT(e.where().line, 0) << e.what();
+    EXPECT_NE(std::string(e.bare_message()).find(c.message), std::string::npos) << e.what();
+  }
 }
 
 TEST(Export, RoundTrips) {
