@@ -476,7 +476,8 @@ void time_public_cases(const TimingLoop& loop, const std::vector<const Case*>& c
       return;
     }
     f->timing = std::move(b.timing);
-    if (const RecordedBaseline* recorded = loop.problem.find_baseline(v.manifest.gpu, c->shapes.dims)) {
+    if (const RecordedBaseline* recorded =
+            loop.problem.find_baseline(v.manifest.gpu, c->shapes.dims)) {
       f->timing->baseline_ms = recorded->ms;
       f->timing->baseline = recorded->name;
     }
@@ -770,9 +771,14 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
         !halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); });
     if (options.gpu_timing && cuda_oracle && all_passed) {
-      const TimingLoop loop{problem,  *cuda_oracle,        *runner,
-                            comparator.get(), *options.gpu_timing, !defence_disabled("regenerate"),
-                            &trace,   started};
+      const TimingLoop loop{problem,
+                            *cuda_oracle,
+                            *runner,
+                            comparator.get(),
+                            *options.gpu_timing,
+                            !defence_disabled("regenerate"),
+                            &trace,
+                            started};
       time_public_cases(loop, cases, v);
     }
   } catch (const SpecError& e) {

@@ -394,20 +394,19 @@ CaseData case_frame(const Problem& problem, const Case& c) {
   return data;
 }
 
-CaseData Oracle::prepare(const Case& c) {
-  CaseData data = make_inputs(c, 0);
-  if (need_golden_)
-    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id);
-  produce(reference_, *reference_module_, data, false, c.id);
-  return data;
-}
+CaseData Oracle::prepare(const Case& c) { return make_case(c, 0, nullptr); }
 
 CaseData Oracle::prepare_visit(const Case& c, std::uint32_t visit, bool host_copies) {
-  CaseData data = make_inputs(c, visit);
   const Visit v{host_copies};
+  return make_case(c, visit, &v);
+}
+
+CaseData Oracle::make_case(const Case& c, std::uint32_t visit_id, const Visit* visit) {
+  CaseData data = make_inputs(c, visit_id);
   if (need_golden_)
-    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id, &v);
-  produce(reference_, *reference_module_, data, false, c.id, &v);
+    produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id,
+            visit);
+  produce(reference_, *reference_module_, data, false, c.id, visit);
   return data;
 }
 

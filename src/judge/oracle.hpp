@@ -149,6 +149,9 @@ private:
   };
   void produce(const CompiledPlan& plan, const Module& module, CaseData& data, bool golden,
                const std::string& case_id, const Visit* visit = nullptr);
+  // The case's inputs for visit `visit_id`, then its golden and reference (`visit`: as a bench
+  // visit makes them; null: as the check does).
+  CaseData make_case(const Case& c, std::uint32_t visit_id, const Visit* visit);
   CaseData make_inputs(const Case& c, std::uint32_t visit);
 
   const Problem& problem_;

@@ -110,9 +110,9 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
   const Problem& problem = loop.problem;
   Oracle& oracle = loop.oracle;
   const CUstream stream = oracle.context().stream();
+  const double rated_mhz = oracle.context().info().clock_khz / 1e3;
   // Integer outputs (and everything without the GPU comparator) are judged on the host, against
   // host copies of the visit's golden and reference.
-  const double rated_mhz = oracle.context().info().clock_khz / 1e3;
   const bool host_copies =
       loop.comparator == nullptr ||
       std::any_of(problem.outputs.begin(), problem.outputs.end(),

@@ -297,6 +297,19 @@ struct BadCase {
   std::string message;
 };
 
+// Each case's edit of `base` fails to load with its message, at its field, on a line of the file.
+template <std::size_t N>
+void expect_errors(const std::string& base, const BadCase (&cases)[N]) {
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.to);
+    const SpecError e = error_of(replaced(base, c.from, c.to));
+    EXPECT_EQ(e.where().file, "mem/problem.toml");
+    EXPECT_EQ(e.where().field, c.field);
+    EXPECT_GT(e.where().line, 0) << e.what();
+    EXPECT_NE(std::string(e.bare_message()).find(c.message), std::string::npos) << e.what();
+  }
+}
+
 TEST(Problem, InMemoryErrors) {
   const BadCase cases[] = {
       {"tier = \"tolerance\"", "tierr = \"tolerance\"", "tierr",
@@ -441,14 +454,7 @@ TEST(Problem, InMemoryErrors) {
       {"name = \"t\"", "name = \"t\"\nnondeterministic = \"yes\"", "nondeterministic",
        "expected true or false, got a string"},
   };
-  for (const BadCase& c : cases) {
-    SCOPED_TRACE(c.to);
-    const SpecError e = error_of(replaced(kBase, c.from, c.to));
-    EXPECT_EQ(e.where().file, "mem/problem.toml");
-    EXPECT_EQ(e.where().field, c.field);
-    EXPECT_GT(e.where().line, 0) << e.what();
-    EXPECT_NE(std::string(e.bare_message()).find(c.message), std::string::npos) << e.what();
-  }
+  expect_errors(kBase, cases);
 }
 
 TEST(Problem, ScalarsAndRepeat) {
@@ -626,13 +632,7 @@ ms = 0.25
       {"ms = 0.25\n", "ms = 0.25\n" + entry, "baseline[1]",
        "a second baseline for 'NVIDIA H200' on these dims"},
   };
-  for (const BadCase& c : cases) {
-    SCOPED_TRACE(c.to);
-    const SpecError e = error_of(replaced(kBase + entry, c.from, c.to));
-    EXPECT_EQ(e.where().field, c.field);
-    EXPECT_GT(e.where().line, 0) << e.what();
-    EXPECT_NE(std::string(e.bare_message()).find(c.message), std::string::npos) << e.what();
-  }
+  expect_errors(kBase + entry, cases);
 }
 
 TEST(Export, RoundTrips) {
