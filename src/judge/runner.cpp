@@ -34,41 +34,15 @@ std::unique_ptr<WorkerProcess> start_worker(const RunnerOptions& options,
   return std::make_unique<WorkerProcess>(argv);
 }
 
-} // namespace
-
-std::optional<StartFailure> compile_in_worker(const std::string& role, const Candidate& kernel,
+// NVRTC in a compile-only worker process (its memory cap and deadline): the module of
+// `request`, or the candidate's compile_error / launch_error, or internal.
+std::optional<StartFailure> compile_by_worker(const std::string& role, const Candidate& kernel,
                                               const Problem& problem, const RunnerOptions& options,
-                                              int arch, bool arch_specific,
-                                              std::vector<std::size_t>& index_of_launch,
+                                              const CompileRequest& request,
                                               ModuleMessage& module) {
   auto fail = [](Reason reason, std::string message) {
     return StartFailure{reason, std::move(message)};
   };
-  CompileRequest request;
-  request.source = kernel.source.text;
-  request.file_name = kernel.path.filename().string();
-  request.expressions = distinct_expressions(kernel.source.launches, index_of_launch);
-  request.options = kernel.options;
-  request.cache_dir = options.cache_dir;
-  request.kjudge_include = options.kjudge_include;
-  request.arch = arch;
-  request.arch_specific = arch_specific;
-  // Walked once in this process (once per `kjudge serve`), not once per compile worker.
-  request.header_set_hash = header_set_hash(options.kjudge_include);
-  request.forbid = problem.forbid;
-  // A module the compile cache holds needs no compiler: it is read here, and no process starts.
-  if (auto hit = cached_module(request.source, request.file_name, request.expressions,
-                               compile_options(request))) {
-    module.cubin = std::move(hit->cubin);
-    module.kernels = std::move(hit->kernels);
-    module.log = std::move(hit->log);
-    module.from_cache = true;
-    if (options.static_scan)
-      module.forbidden =
-          forbidden_constructs(request.source, request.file_name, hit->ptx, problem.forbid);
-    if (module.forbidden) return fail(Reason::forbidden_construct, *module.forbidden);
-    return std::nullopt;
-  }
   std::unique_ptr<WorkerProcess> compiler;
   try {
     compiler = start_worker(options, {options.self_exe.string(), "--worker", "--compile-only",
@@ -125,6 +99,45 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
   }
   if (module.kernels.size() != request.expressions.size())
     return fail(Reason::internal, "the compiler's reply lists the wrong number of kernels");
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<StartFailure> compile_in_worker(const std::string& role, const Candidate& kernel,
+                                              const Problem& problem, const RunnerOptions& options,
+                                              int arch, bool arch_specific,
+                                              std::vector<std::size_t>& index_of_launch,
+                                              ModuleMessage& module) {
+  auto fail = [](Reason reason, std::string message) {
+    return StartFailure{reason, std::move(message)};
+  };
+  CompileRequest request;
+  request.source = kernel.source.text;
+  request.file_name = kernel.path.filename().string();
+  request.expressions = distinct_expressions(kernel.source.launches, index_of_launch);
+  request.options = kernel.options;
+  request.cache_dir = options.cache_dir;
+  request.kjudge_include = options.kjudge_include;
+  request.arch = arch;
+  request.arch_specific = arch_specific;
+  // Walked once in this process (once per `kjudge serve`), not once per compile worker.
+  request.header_set_hash = header_set_hash(options.kjudge_include);
+  request.forbid = problem.forbid;
+  // A module the compile cache holds needs no compiler: it is read and scanned here, and no
+  // process starts; otherwise the compile worker compiles and scans it.
+  if (auto hit = cached_module(request.source, request.file_name, request.expressions,
+                               compile_options(request))) {
+    module.cubin = std::move(hit->cubin);
+    module.kernels = std::move(hit->kernels);
+    module.log = std::move(hit->log);
+    module.from_cache = true;
+    if (options.static_scan)
+      module.forbidden =
+          forbidden_constructs(request.source, request.file_name, hit->ptx, problem.forbid);
+  } else if (auto failed = compile_by_worker(role, kernel, problem, options, request, module)) {
+    return failed;
+  }
   if (options.static_scan && module.forbidden)
     return fail(Reason::forbidden_construct, *module.forbidden);
   return std::nullopt;
