@@ -88,6 +88,8 @@ int run_export(const ExportArgs& args, std::ostream& out, std::ostream&) {
   // Every file the exported problem.toml names, so the folder loads on its own.
   std::set<fs::path> files{problem.reference.path};
   if (problem.golden) files.insert(problem.golden->path);
+  if (problem.timed_baseline && problem.timed_baseline->plan)
+    files.insert(problem.timed_baseline->plan->path);
   for (const auto& input : problem.inputs)
     if (input.dist.kind == Distribution::Kind::file) {
       const fs::path f = input.dist.file;

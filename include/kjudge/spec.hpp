@@ -176,6 +176,23 @@ struct RecordedBaseline {
   Location where;
 };
 
+// A `[[baseline]]` that `kjudge bench` times on the GPU in the same run as the candidate and
+// the reference, on the same inputs (each visit's), with the same L2 flush: either a launch
+// plan of its own (`source` and `[[baseline.launch]]`, trusted like the reference) or a trusted
+// built-in: "cublas:gemm" (row-major C[m, n] = A[m, k] B[k, n]) or "cublas:gemv" (y[m] =
+// A[m, n] x[n]), on the tensors its `args` name, in their dtypes (f32 or f64 throughout, or f16
+// or bf16 operands with an output of the same dtype or f32; f32 accumulation).
+struct TimedBaseline {
+  std::string name;                      // "cuBLAS GEMM"
+  std::optional<KernelSource> plan;      // a launch plan; else the built-in
+  std::string builtin;                   // "cublas:gemm" | "cublas:gemv"
+  // The built-in's operands: role -> tensor name ("a", "b", "c" | "a", "x", "y") and its sizes:
+  // role -> expression of the dims ("m", "n", "k" | "m", "n").
+  std::map<std::string, std::string> tensors;
+  std::map<std::string, Expr> sizes;
+  Location where;
+};
+
 struct Problem {
   std::filesystem::path dir;
   std::string name;
@@ -198,6 +215,7 @@ struct Problem {
   std::vector<std::string> allowed_options;
   std::vector<std::string> forbid;
   std::vector<RecordedBaseline> baselines;
+  std::optional<TimedBaseline> timed_baseline;  // at most one
   std::string hash;  // hex SHA-256 of problem.toml and every file it names
   // hash.substr(0, 8), the prefix of every case id.
   std::string short_hash() const { return hash.substr(0, 8); }

@@ -149,12 +149,21 @@ struct CaseTiming {
   bool converged = false;      // the noise target was met before the time cap
   int rotation = 0;            // input sets rotated, each regenerated between its visits
   double wall_s = 0;           // the loop's wall time, warm-up included
-  // The physical floor: the mandatory bytes (each input read once, each output written once,
-  // or the problem's floor_bytes) at the best bandwidth measured in the same run.
+  // The physical floor, the larger of two: the mandatory bytes (each input read once, each
+  // output written once, or the problem's floor_bytes) at the best bandwidth measured in the
+  // same run; and the problem's floor_flops at the peak rate measured in the same run on the
+  // fastest unit a kernel of the problem could use (peak_unit says which, or why none).
   double floor_bytes = 0;
   double bandwidth_gbs = 0;
+  double floor_bytes_ms = 0;
+  double floor_flops = 0;    // 0: no FLOP floor
+  double peak_tflops = 0;
+  double floor_flops_ms = 0;
+  std::string peak_unit;
   double floor_ms = 0;
-  // The problem's recorded baseline for this GPU model and shape set, when it has one.
+  // The baseline: the problem's timed one (its samples, taken on the same visits as the
+  // candidate's), else its recorded one for this GPU model and shape set, when it has one.
+  std::vector<double> baseline_samples_ms;  // empty for a recorded baseline
   std::optional<double> baseline_ms;
   std::string baseline;  // its name
 };
@@ -180,6 +189,10 @@ struct LaunchResources {
   int block_threads = 0;
   int blocks_per_sm = 0;        // resident at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)
   double occupancy = 0;         // theoretical: those blocks' threads over the SM's maximum
+  // The theoretical occupancy times how full the grid's waves keep the SMs' block slots (a grid
+  // of 1.1 waves leaves most slots idle in its second): an upper bound of the achieved
+  // occupancy, which only the profiler's counters measure.
+  double grid_occupancy = 0;
 };
 
 struct CaseFinding {
@@ -231,10 +244,12 @@ struct Verdict {
   // the candidate's and the reference's runs hold (inputs, outputs, scratch).
   std::optional<double> speedup_low, speedup_high;
   std::optional<double> fraction_of_floor;
-  // The problem's recorded baselines for this GPU, summed over the timed cases like runtime_ms
-  // (null unless every timed case has one), and their name.
+  // The problem's baseline, summed over the timed cases like runtime_ms (null unless every
+  // timed case has one), and its name: timed in this run (baseline_timed), or recorded for this
+  // GPU model.
   std::optional<double> baseline_runtime_ms;
   std::string baseline;
+  bool baseline_timed = false;
   std::vector<LaunchResources> resources;
   std::optional<std::uint64_t> memory_bytes, ref_memory_bytes;
 

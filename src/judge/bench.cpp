@@ -31,17 +31,18 @@ namespace {
 // runtime_ms and ref_runtime_ms: the sums over the timed cases of their medians. On the GPU
 // also the speedup's 95% interval (each median's standard error from its noise, summed in
 // quadrature over the cases), the fraction of the floor (the floors' sum over runtime), and the
-// recorded baselines' sum when every timed case has one (else, when the problem records some,
-// a SKIP line saying none fits).
+// baselines' sum when every timed case has one, timed or recorded (else, when the problem
+// records some, a SKIP line saying none fits).
 void summarize_timings(const Problem& problem, Verdict& v) {
   double candidate_ms = 0, reference_ms = 0, candidate_var = 0, reference_var = 0, floor_ms = 0;
   double baseline_ms = 0;
-  bool timed = false, every_baseline = true;
+  bool timed = false, every_baseline = true, baseline_timed = true;
   std::string baseline;
   for (const CaseFinding& c : v.cases) {
     if (!c.timing) continue;
     timed = true;
     every_baseline = every_baseline && c.timing->baseline_ms.has_value();
+    baseline_timed = baseline_timed && !c.timing->baseline_samples_ms.empty();
     if (c.timing->baseline_ms) {
       baseline_ms += *c.timing->baseline_ms;
       if (baseline.find(c.timing->baseline) == std::string::npos)
@@ -63,6 +64,7 @@ void summarize_timings(const Problem& problem, Verdict& v) {
   if (every_baseline && !baseline.empty()) {
     v.baseline_runtime_ms = baseline_ms;
     v.baseline = baseline;
+    v.baseline_timed = baseline_timed;
   } else if (!problem.baselines.empty() && v.timer == "cuda_events") {
     v.skips.push_back(fmt::format("SKIP(the problem records no baseline for '{}' on every timed "
                                   "shape set) baseline",

@@ -457,16 +457,20 @@ CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string
 
 // The GPU bench after a passing check: the first case of each public shape set (identity
 // transform, no special values) timed, its timing or its failure put on its finding, with the
-// problem's recorded baseline for this GPU and shape set; the resources and memory of the first.
+// problem's timed baseline (or else its recorded one for this GPU and shape set); the resources
+// and memory of the first.
 void time_public_cases(const TimingLoop& loop, const std::vector<const Case*>& cases, Verdict& v) {
   std::set<std::string> shape_sets;
-  std::optional<Bandwidth> bandwidth;
+  std::optional<DeviceRates> rates;
   for (const Case* c : cases) {
     if (c->case_class() != "public" || !c->transform.input.empty() || c->special ||
         !shape_sets.insert(c->shapes.id).second)
       continue;
-    if (!bandwidth) bandwidth = measure_bandwidth(loop.oracle);
-    CaseBench b = time_case(loop, *c, *bandwidth);
+    if (!rates) rates = measure_rates(loop.oracle, loop.problem);
+    CaseBench b = time_case(loop, *c, *rates);
+    if (const std::string skip = fmt::format("SKIP({}) baseline", b.baseline_skip);
+        !b.baseline_skip.empty() && std::find(v.skips.begin(), v.skips.end(), skip) == v.skips.end())
+      v.skips.push_back(skip);
     const auto f = std::find_if(v.cases.begin(), v.cases.end(),
                                 [&](const CaseFinding& found) { return found.case_id == c->id; });
     KJ_EXPECTS(f != v.cases.end(), "a timed case was judged");
@@ -477,7 +481,8 @@ void time_public_cases(const TimingLoop& loop, const std::vector<const Case*>& c
     }
     f->timing = std::move(b.timing);
     if (const RecordedBaseline* recorded =
-            loop.problem.find_baseline(v.manifest.gpu, c->shapes.dims)) {
+            loop.problem.find_baseline(v.manifest.gpu, c->shapes.dims);
+        recorded && !f->timing->baseline_ms) {
       f->timing->baseline_ms = recorded->ms;
       f->timing->baseline = recorded->name;
     }

@@ -113,7 +113,7 @@ DType problem_float_dtype(const Problem& problem) {
 
 Oracle::Oracle(const Problem& problem, const CudaContext& context, const CompileOptions& compile,
                bool need_golden)
-    : problem_(problem), context_(context), need_golden_(need_golden) {
+    : problem_(problem), context_(context), compile_(compile), need_golden_(need_golden) {
   builtins_ = std::make_unique<BuiltinKernels>(compile);
 
   const std::string float_type(dtype_cxx_name(problem_float_dtype(problem)));
@@ -125,49 +125,51 @@ Oracle::Oracle(const Problem& problem, const CudaContext& context, const Compile
     golden_.context = oracle_plan_context(problem, "golden", true, context.info());
   }
 
-  auto compile_into = [&](const KernelSource& src, const std::vector<std::string>& expressions,
-                          const std::string& role) {
-    auto module = std::make_unique<Module>();
-    CompiledModule compiled;
-    try {
-      compiled = compile_module(src.text, src.path.filename().string(), expressions, compile);
-    } catch (const CompileError& e) {
-      throw SpecError(file_location(src.path), fmt::format("the {} does not compile: {}\n{}", role,
-                                                           e.what(), first_lines(e.log(), 20)));
-    }
-    try {
-      module->library = std::make_unique<CudaLibrary>(compiled.cubin);
-    } catch (const CudaError& e) {
-      throw SpecError(file_location(src.path),
-                      fmt::format("the {}'s compiled module does not load: {}", role, e.what()));
-    }
-    for (const KernelSymbol& k : compiled.kernels) {
-      const CUfunction f = module->library->function(k.lowered);
-      module->functions[k.lowered] = f;
-      const KernelInfo info = kernel_info(k, kernel_attributes(f));
-      try {
-        module->kernels[k.expression] = plan_kernel(info, kernel_param_types(info, src.text));
-      } catch (const PlanError& e) {
-        throw SpecError(file_location(src.path), e.what());
-      }
-    }
-    return module;
-  };
-
   const ReferenceBuilds builds =
       reference_builds(problem, reference_, need_golden ? &golden_ : nullptr);
-  reference_module_ = compile_into(problem.reference, builds.reference, "reference");
-  if (!builds.golden.empty()) golden_module_ = compile_into(golden_src, builds.golden, "golden");
+  reference_module_ = compile_trusted(problem.reference, builds.reference, compile, "reference");
+  if (!builds.golden.empty()) golden_module_ = compile_trusted(golden_src, builds.golden, compile, "golden");
   bind_plan(reference_, reference_module_->kernels, problem.reference);
   if (need_golden)
     bind_plan(golden_, (golden_module_ ? *golden_module_ : *reference_module_).kernels, golden_src);
+}
+
+std::unique_ptr<Oracle::Module> Oracle::compile_trusted(const KernelSource& src,
+                                                       const std::vector<std::string>& expressions,
+                                                       const CompileOptions& compile,
+                                                       const std::string& role) {
+  auto module = std::make_unique<Module>();
+  CompiledModule compiled;
+  try {
+    compiled = compile_module(src.text, src.path.filename().string(), expressions, compile);
+  } catch (const CompileError& e) {
+    throw SpecError(file_location(src.path), fmt::format("the {} does not compile: {}\n{}", role,
+                                                         e.what(), first_lines(e.log(), 20)));
+  }
+  try {
+    module->library = std::make_unique<CudaLibrary>(compiled.cubin);
+  } catch (const CudaError& e) {
+    throw SpecError(file_location(src.path),
+                    fmt::format("the {}'s compiled module does not load: {}", role, e.what()));
+  }
+  for (const KernelSymbol& k : compiled.kernels) {
+    const CUfunction f = module->library->function(k.lowered);
+    module->functions[k.lowered] = f;
+    const KernelInfo info = kernel_info(k, kernel_attributes(f));
+    try {
+      module->kernels[k.expression] = plan_kernel(info, kernel_param_types(info, src.text));
+    } catch (const PlanError& e) {
+      throw SpecError(file_location(src.path), e.what());
+    }
+  }
+  return module;
 }
 
 Oracle::~Oracle() = default;
 
 void Oracle::run_plan(const CompiledPlan& plan, const Module& module, const CaseData& data,
                       const std::vector<CUdeviceptr>& inputs,
-                      const std::vector<DeviceBuffer>& outputs, const std::string& role,
+                      const std::vector<CUdeviceptr>& outputs, const std::string& role,
                       const std::string& case_id, double* timed_ms) {
   std::vector<LaunchRequest> launches;
   try {
@@ -179,7 +181,7 @@ void Oracle::run_plan(const CompiledPlan& plan, const Module& module, const Case
   for (std::size_t i = 0; i < problem_.inputs.size(); ++i)
     pointers[problem_.inputs[i].name] = inputs[i];
   for (std::size_t o = 0; o < problem_.outputs.size(); ++o)
-    pointers[problem_.outputs[o].name] = outputs[o].ptr();
+    pointers[problem_.outputs[o].name] = outputs[o];
   std::size_t failed = 0;
   try {
     std::optional<CudaEvent> start, end;
@@ -237,9 +239,12 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
     return golden && is_float(d) ? DType::f64 : d;
   };
   std::vector<DeviceBuffer> outputs;
-  for (std::size_t o = 0; o < n_out; ++o)
+  std::vector<CUdeviceptr> output_ptrs;
+  for (std::size_t o = 0; o < n_out; ++o) {
     outputs.emplace_back(
         std::max<std::size_t>(tensor_bytes(dtype_of(o), data.output_shapes[o]), 1));
+    output_ptrs.push_back(outputs.back().ptr());
+  }
   auto fill_outputs = [&](int run) {
     for (std::size_t o = 0; o < n_out; ++o) {
       const std::size_t bytes = tensor_bytes(dtype_of(o), data.output_shapes[o]);
@@ -264,7 +269,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
     // Timed as the candidate's runs are (the golden's run is not timed, nor flushed).
     double ms = 0;
     if (!golden) flush_l2();
-    run_plan(plan, module, data, input_ptrs, outputs, role, case_id, golden ? nullptr : &ms);
+    run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id, golden ? nullptr : &ms);
     if (visit->host_copies) {
       std::vector<HostTensor> host = read_outputs();
       if (golden)
@@ -279,7 +284,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   }
   context_.synchronize();
   const auto start = std::chrono::steady_clock::now();
-  run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
+  run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<HostTensor> host = read_outputs();
@@ -299,7 +304,7 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   host = settle_reference_outputs(problem_, role, case_id, data.output_shapes, golden,
                                   std::move(host), [&] {
                                     fill_outputs(1);
-                                    run_plan(plan, module, data, input_ptrs, outputs, role, case_id);
+                                    run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id);
                                     return read_outputs();
                                   });
 
@@ -407,7 +412,90 @@ CaseData Oracle::make_case(const Case& c, std::uint32_t visit_id, const Visit* v
     produce(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true, c.id,
             visit);
   produce(reference_, *reference_module_, data, false, c.id, visit);
+  if (visit && baseline_ready_) time_baseline(data, c.id);
   return data;
+}
+
+Cublas* Oracle::cublas(std::string* why) {
+  if (!cublas_ && cublas_error_.empty())
+    cublas_ = Cublas::open(context_.stream(), &cublas_error_);
+  if (!cublas_ && why) *why = cublas_error_;
+  return cublas_.get();
+}
+
+std::optional<std::string> Oracle::enable_baseline() {
+  if (!problem_.timed_baseline || baseline_ready_) return std::nullopt;
+  const TimedBaseline& b = *problem_.timed_baseline;
+  if (b.plan) {
+    baseline_.launches =
+        instantiate_plan(*b.plan, dtype_cxx_name(problem_float_dtype(problem_)));
+    baseline_.context = oracle_plan_context(problem_, "baseline", false, context_.info());
+    std::vector<std::size_t> unused;
+    baseline_module_ = compile_trusted(*b.plan, distinct_expressions(baseline_.launches, unused),
+                                       compile_, "baseline");
+    bind_plan(baseline_, baseline_module_->kernels, *b.plan);
+  } else {
+    std::string why;
+    if (!cublas(&why)) return fmt::format("the baseline '{}' needs cuBLAS: {}", b.name, why);
+  }
+  baseline_ready_ = true;
+  return std::nullopt;
+}
+
+void Oracle::time_baseline(CaseData& data, const std::string& case_id) {
+  const TimedBaseline& b = *problem_.timed_baseline;
+  const CUstream stream = context_.stream();
+  // Private copies of the inputs: the master stays untouched whatever the baseline does.
+  std::vector<DeviceBuffer> inputs;
+  std::vector<CUdeviceptr> input_ptrs;
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
+    const std::size_t bytes = tensor_bytes(problem_.inputs[i].dtype, data.input_shapes[i]);
+    inputs.emplace_back(std::max<std::size_t>(bytes, 1));
+    copy_device(inputs.back().ptr(), data.master[i].ptr(), bytes, stream);
+    input_ptrs.push_back(inputs.back().ptr());
+  }
+  std::vector<PooledBuffer> outputs;
+  std::vector<CUdeviceptr> output_ptrs;
+  for (std::size_t o = 0; o < problem_.outputs.size(); ++o) {
+    const DType dtype = problem_.outputs[o].dtype;
+    const std::size_t bytes = tensor_bytes(dtype, data.output_shapes[o]);
+    outputs.push_back(output_pool_->take(std::max<std::size_t>(bytes, 1)));
+    output_ptrs.push_back(outputs.back().ptr());
+    if (problem_.outputs[o].init == InitRule::zero)
+      fill_bytes(output_ptrs.back(), 0, bytes, stream);
+    else
+      builtins_->fill_pattern(output_ptrs.back(), bytes, poison_pattern(0, dtype), stream);
+  }
+  flush_l2();
+  double ms = 0;
+  if (b.plan) {
+    run_plan(baseline_, *baseline_module_, data, input_ptrs, output_ptrs, "baseline", case_id,
+             &ms);
+  } else {
+    auto pointer_of = [&](const std::string& role) {
+      const std::string& name = b.tensors.at(role);
+      for (std::size_t i = 0; i < problem_.inputs.size(); ++i)
+        if (problem_.inputs[i].name == name) return input_ptrs[i];
+      for (std::size_t o = 0; o < problem_.outputs.size(); ++o)
+        if (problem_.outputs[o].name == name) return output_ptrs[o];
+      throw InternalError("a built-in baseline's tensor was checked at load");
+    };
+    auto size = [&](const std::string& role) { return b.sizes.at(role).eval(data.env); };
+    const bool gemm = b.builtin == "cublas:gemm";
+    const std::string& result = b.tensors.at(gemm ? "c" : "y");
+    const DType operand = problem_.find_input(b.tensors.at("a"))->dtype;
+    const DType result_dtype = problem_.find_output(result)->dtype;
+    CudaEvent start, end;
+    start.record(stream);
+    // gemv as the product of A[m, n] with x as an n x 1 matrix.
+    cublas_->gemm(pointer_of("a"), pointer_of(gemm ? "b" : "x"), pointer_of(gemm ? "c" : "y"),
+                  operand, result_dtype, size("m"), gemm ? size("n") : 1,
+                  gemm ? size("k") : size("n"));
+    end.record(stream);
+    ms = CudaEvent::elapsed_ms(start, end);
+  }
+  data.baseline_ms = ms;
+  data.device_baseline = std::move(outputs);
 }
 
 std::size_t Oracle::flush_bytes() const {

@@ -18,6 +18,7 @@
 #include "judge/buffer_pool.hpp"
 #include "judge/marshal.hpp"
 #include "kjudge/builtin_kernels.hpp"
+#include "kjudge/cublas.hpp"
 #include "kjudge/cases.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/nvrtc.hpp"
@@ -38,6 +39,10 @@ struct CaseData {
   double reference_s = 0;            // wall time of the reference's launches
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   double reference_ms = 0;           // GPU bench visit: the reference's run, timed by events
+  // GPU bench visit with a timed baseline: its run, timed like the reference's, and its outputs
+  // (on the device, in the outputs' dtypes) for the check of its first visit.
+  std::optional<double> baseline_ms;
+  std::vector<PooledBuffer> device_baseline;
   bool nan_in_inputs = false;        // a NaN special-value case
   bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
   // CUDA: the golden's (f64 for float outputs) and the reference's outputs where they were made,
@@ -125,6 +130,13 @@ public:
   // reference_ms. The reference's own checks (inputs left intact, every output written) ran on
   // this shape in the check and are not repeated.
   CaseData prepare_visit(const Case& c, std::uint32_t visit, bool host_copies);
+  // Bench on the GPU: from now on every visit also times the problem's timed baseline (its
+  // plan compiled here, or cuBLAS opened). Returns why it cannot be (cuBLAS missing: the bench
+  // goes on without it), nullopt when it is ready or the problem has none. Throws SpecError
+  // when the baseline's plan does not compile or fit its kernels.
+  std::optional<std::string> enable_baseline();
+  // cuBLAS on the oracle's stream, opened on first use; null with the reason in *why.
+  Cublas* cublas(std::string* why);
   // Bytes written by each L2 flush: twice the L2, so nothing of a sample's inputs survives.
   std::size_t flush_bytes() const;
   // Write flush_bytes() bytes on the stream (the oracle's own buffer).
@@ -137,9 +149,15 @@ public:
 
 private:
   struct Module;
+  // One build of a trusted plan's source (`role`: "reference", "golden", "baseline"); SpecError
+  // when it does not compile or load, or a kernel's parameters cannot be planned.
+  static std::unique_ptr<Module> compile_trusted(const KernelSource& src,
+                                                 const std::vector<std::string>& expressions,
+                                                 const CompileOptions& compile,
+                                                 const std::string& role);
   // `timed` (a bench visit): its launches between two events, their time in *timed_ms.
   void run_plan(const CompiledPlan& plan, const Module& module, const CaseData& data,
-                const std::vector<CUdeviceptr>& inputs, const std::vector<DeviceBuffer>& outputs,
+                const std::vector<CUdeviceptr>& inputs, const std::vector<CUdeviceptr>& outputs,
                 const std::string& role, const std::string& case_id,
                 double* timed_ms = nullptr);
   // A bench visit (`visit`): no checks of the plan's inputs and outputs, host copies only with
@@ -152,16 +170,25 @@ private:
   // The case's inputs for visit `visit_id`, then its golden and reference (`visit`: as a bench
   // visit makes them; null: as the check does).
   CaseData make_case(const Case& c, std::uint32_t visit_id, const Visit* visit);
+  // A visit's baseline run: on private copies of the inputs, after an L2 flush, timed.
+  void time_baseline(CaseData& data, const std::string& case_id);
   CaseData make_inputs(const Case& c, std::uint32_t visit);
 
   const Problem& problem_;
   const CudaContext& context_;
+  CompileOptions compile_;
   std::unique_ptr<BuiltinKernels> builtins_;
   std::shared_ptr<BufferPool> output_pool_ = BufferPool::make(std::size_t{1} << 30);
   std::unique_ptr<Module> reference_module_, golden_module_;
   CompiledPlan reference_, golden_;
   bool need_golden_;
   DeviceBuffer flush_; // flush_l2's target, made on first use
+  // The timed baseline, once enable_baseline made it ready: its plan, or cuBLAS.
+  bool baseline_ready_ = false;
+  std::unique_ptr<Module> baseline_module_;
+  CompiledPlan baseline_;
+  std::unique_ptr<Cublas> cublas_;
+  std::string cublas_error_;
 };
 
 } // namespace kj::judge

@@ -5,6 +5,7 @@
 #include "judge/runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <map>
 
@@ -712,6 +713,11 @@ TimedRound KernelRunner::timed_round(const Case& c, const std::vector<const Case
     if (device.max_threads_per_sm > 0)
       r.occupancy = static_cast<double>(r.blocks_per_sm) * r.block_threads /
                     static_cast<double>(device.max_threads_per_sm);
+    const double blocks = static_cast<double>(l.dims.grid[0]) *
+                          static_cast<double>(l.dims.grid[1]) * static_cast<double>(l.dims.grid[2]);
+    const double slots = static_cast<double>(device.sm_count) * r.blocks_per_sm;
+    if (slots > 0 && blocks > 0)
+      r.grid_occupancy = r.occupancy * blocks / (std::ceil(blocks / slots) * slots);
     round.resources.push_back(std::move(r));
   }
   return round;

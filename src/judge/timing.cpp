@@ -42,7 +42,53 @@ std::uint64_t tensor_bytes_of(const Problem& problem, const CaseData& data) {
 
 } // namespace
 
-Bandwidth measure_bandwidth(Oracle& oracle) {
+std::optional<FlopUnit> flop_unit(const Problem& problem) {
+  std::optional<DType> least;
+  for (const InputSpec& in : problem.inputs)
+    if (is_float(in.dtype) && (!least || dtype_size(in.dtype) < dtype_size(*least)))
+      least = in.dtype;
+  if (!least) return std::nullopt;
+  return FlopUnit{*least, *least == DType::f32};
+}
+
+namespace {
+
+// cuBLAS's best of three on a square GEMM large enough to run at its peak (after one untimed
+// run), in TFLOP/s; 0 with the reason in `unit` when cuBLAS cannot be used.
+double measure_peak_tflops(Oracle& oracle, const FlopUnit& unit, std::string& described) {
+  std::string why;
+  Cublas* blas = oracle.cublas(&why);
+  if (!blas) {
+    described = "no FLOP floor: " + why;
+    return 0;
+  }
+  const bool f64 = unit.operand == DType::f64;
+  const std::int64_t n = f64 ? 4096 : 8192;
+  const DType result = f64 ? DType::f64 : DType::f32;
+  const std::size_t operand_bytes = static_cast<std::size_t>(n * n) * dtype_size(unit.operand);
+  const DeviceBuffer a(operand_bytes), b(operand_bytes),
+      c(static_cast<std::size_t>(n * n) * dtype_size(result));
+  const CUstream stream = oracle.context().stream();
+  // 0x3c in every byte: small finite normal values in every one of these dtypes (zeros would
+  // draw less power and run faster than real data).
+  fill_bytes(a.ptr(), 0x3c, operand_bytes, stream);
+  fill_bytes(b.ptr(), 0x3c, operand_bytes, stream);
+  double best_ms = 0;
+  for (int run = 0; run < 4; ++run) {
+    const double ms = timed_ms(oracle, [&](CUstream) {
+      blas->gemm(a.ptr(), b.ptr(), c.ptr(), unit.operand, result, n, n, n, unit.tf32);
+    });
+    if (run > 0 && (best_ms == 0 || ms < best_ms)) best_ms = ms;
+  }
+  const std::string_view name = unit.tf32 ? "tf32" : dtype_name(unit.operand);
+  described = fmt::format("{} tensor cores: {} GEMM {}^3, best of 3", name, blas->version(), n);
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) /
+         (best_ms * 1e9);
+}
+
+} // namespace
+
+DeviceRates measure_rates(Oracle& oracle, const Problem& problem) {
   const DeviceInfo& device = oracle.context().info();
   const std::size_t bytes =
       std::max<std::size_t>(std::size_t{8} * static_cast<std::size_t>(device.l2_bytes),
@@ -51,7 +97,7 @@ Bandwidth measure_bandwidth(Oracle& oracle) {
   const CUstream stream = oracle.context().stream();
   fill_bytes(a.ptr(), 1, bytes, stream);
   fill_bytes(b.ptr(), 1, bytes, stream);
-  Bandwidth bw;
+  DeviceRates bw;
   constexpr int k_runs = 5;
   for (int k = 0; k < k_runs; ++k) {
     const double copy_ms =
@@ -64,6 +110,12 @@ Bandwidth measure_bandwidth(Oracle& oracle) {
     bw.read_gbs = std::max(bw.read_gbs, 2.0 * static_cast<double>(bytes) / (read_ms * 1e6));
   }
   oracle.context().synchronize();
+  if (problem.floor_flops) {
+    if (const std::optional<FlopUnit> unit = flop_unit(problem))
+      bw.peak_tflops = measure_peak_tflops(oracle, *unit, bw.peak_unit);
+    else
+      bw.peak_unit = "no FLOP floor: the problem has no float input to set the unit";
+  }
   return bw;
 }
 
@@ -80,6 +132,7 @@ double floor_bytes(const Problem& problem, const CaseData& data) {
 
 KeptSamples drop_throttled(const std::vector<double>& candidate_ms,
                            const std::vector<double>& reference_ms,
+                           const std::vector<double>& baseline_ms,
                            const std::vector<int>& round_of_sample,
                            const std::vector<double>& round_clock_mhz, double rated_mhz) {
   KeptSamples kept;
@@ -95,12 +148,13 @@ KeptSamples drop_throttled(const std::vector<double>& candidate_ms,
     }
     kept.candidate_ms.push_back(candidate_ms[k]);
     kept.reference_ms.push_back(reference_ms[k]);
+    if (!baseline_ms.empty()) kept.baseline_ms.push_back(baseline_ms[k]);
     kept.clock_mhz.push_back(clock);
   }
   return kept;
 }
 
-CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& bandwidth) {
+CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& rates) {
   CaseBench out;
   auto fail = [&](Reason reason, std::string message) {
     out.reason = reason;
@@ -126,7 +180,29 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
     return static_cast<std::uint32_t>(loop.regenerate ? 1 + round * rotation + set : 0);
   };
 
-  std::vector<double> candidate_ms, reference_ms, round_clock_mhz;
+  // The timed baseline, when the problem has one and it can be timed here.
+  if (problem.timed_baseline) {
+    try {
+      if (std::optional<std::string> why = oracle.enable_baseline()) out.baseline_skip = *why;
+    } catch (const SpecError& e) {
+      return fail(Reason::spec_error, e.what());
+    }
+  }
+  const bool with_baseline = problem.timed_baseline && out.baseline_skip.empty();
+
+  // A run's findings against its own visit.
+  auto judge_run = [&](RunOutcome& run, const CaseData& visit) {
+    if (loop.comparator)
+      return judge_device_outputs(problem, visit, run, *loop.comparator, stream, false);
+    outputs_to_host(run, problem, visit.output_shapes, stream);
+    std::vector<OutputFinding> findings;
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o)
+      findings.push_back(compare_output(
+          host_compare_inputs(problem, o, visit, run.outputs[o], nullptr, false)));
+    return findings;
+  };
+
+  std::vector<double> candidate_ms, reference_ms, baseline_ms, round_clock_mhz;
   std::vector<int> round_of_sample;
   const auto start = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> warm; // the end of the warm-up
@@ -185,15 +261,7 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
       if (run.reason != Reason::none) return fail(run.reason, where + ": " + run.message);
       std::vector<OutputFinding> findings;
       try {
-        if (loop.comparator) {
-          findings = judge_device_outputs(problem, *view[set], run, *loop.comparator, stream,
-                                          false);
-        } else {
-          outputs_to_host(run, problem, view[set]->output_shapes, stream);
-          for (std::size_t o = 0; o < problem.outputs.size(); ++o)
-            findings.push_back(compare_output(
-                host_compare_inputs(problem, o, *view[set], run.outputs[o], nullptr, false)));
-        }
+        findings = judge_run(run, *view[set]);
       } catch (const SpecError& e) {
         return fail(Reason::spec_error, e.what());
       }
@@ -203,6 +271,29 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
                       fmt::format("{}: output '{}': {} ({}), where the check's runs passed", where,
                                   problem.outputs[o].name, findings[o].message,
                                   reason_name(findings[o].reason)));
+    }
+    // The baseline's outputs of its first visit, held to the problem's own policy (a built-in
+    // writes only its one output).
+    if (round == 0 && with_baseline) {
+      const TimedBaseline& b = *problem.timed_baseline;
+      RunOutcome baseline_run;
+      baseline_run.device_outputs = std::move(visits.front()->device_baseline);
+      std::vector<OutputFinding> findings;
+      try {
+        findings = judge_run(baseline_run, *view.front());
+      } catch (const SpecError& e) {
+        return fail(Reason::spec_error, e.what());
+      }
+      for (std::size_t o = 0; o < findings.size(); ++o) {
+        const std::string& name = problem.outputs[o].name;
+        const bool written = b.plan || b.tensors.at(b.builtin == "cublas:gemm" ? "c" : "y") == name;
+        if (written && !findings[o].pass())
+          return fail(Reason::spec_error,
+                      fmt::format("the baseline '{}' fails its first visit of case {}: output "
+                                  "'{}': {} ({}); a baseline must meet the problem's own policy",
+                                  b.name, c.id, name, findings[o].message,
+                                  reason_name(findings[o].reason)));
+      }
     }
 
     const auto now = std::chrono::steady_clock::now();
@@ -217,12 +308,14 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
     for (std::size_t set = 0; set < ms.size(); ++set) {
       candidate_ms.push_back(ms[set]);
       reference_ms.push_back(view[set]->reference_ms);
+      if (with_baseline) baseline_ms.push_back(view[set]->baseline_ms.value_or(0));
       round_of_sample.push_back(round);
     }
-    const KeptSamples kept = drop_throttled(candidate_ms, reference_ms, round_of_sample,
-                                            round_clock_mhz, rated_mhz);
-    const double noise = std::max(median_noise(sample_stats(kept.candidate_ms)),
-                                  median_noise(sample_stats(kept.reference_ms)));
+    const KeptSamples kept = drop_throttled(candidate_ms, reference_ms, baseline_ms,
+                                            round_of_sample, round_clock_mhz, rated_mhz);
+    double noise = std::max(median_noise(sample_stats(kept.candidate_ms)),
+                            median_noise(sample_stats(kept.reference_ms)));
+    if (with_baseline) noise = std::max(noise, median_noise(sample_stats(kept.baseline_ms)));
     const double timed_s = Seconds(now - *warm).count();
     const bool enough = timed_s >= loop.options.min_time_s &&
                         static_cast<int>(kept.candidate_ms.size()) >= loop.options.min_samples;
@@ -231,6 +324,11 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
       CaseTiming& t = out.timing;
       t.candidate_ms = kept.candidate_ms;
       t.reference_ms = kept.reference_ms;
+      if (with_baseline) {
+        t.baseline_samples_ms = kept.baseline_ms;
+        t.baseline_ms = sample_stats(kept.baseline_ms).median;
+        t.baseline = problem.timed_baseline->name;
+      }
       t.throttled = kept.throttled;
       t.sm_clock_mhz = sample_stats(kept.clock_mhz).median;
       t.noise = noise;
@@ -238,8 +336,15 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
       t.rotation = rotation;
       t.wall_s = Seconds(now - start).count();
       t.floor_bytes = floor_bytes(problem, *view.front());
-      t.bandwidth_gbs = bandwidth.best_gbs();
-      if (t.bandwidth_gbs > 0) t.floor_ms = t.floor_bytes / (t.bandwidth_gbs * 1e6);
+      t.bandwidth_gbs = rates.best_gbs();
+      if (t.bandwidth_gbs > 0) t.floor_bytes_ms = t.floor_bytes / (t.bandwidth_gbs * 1e6);
+      t.peak_unit = rates.peak_unit;
+      if (problem.floor_flops && rates.peak_tflops > 0) {
+        t.floor_flops = static_cast<double>(problem.floor_flops->eval(view.front()->env));
+        t.peak_tflops = rates.peak_tflops;
+        t.floor_flops_ms = t.floor_flops / (t.peak_tflops * 1e9);
+      }
+      t.floor_ms = std::max(t.floor_bytes_ms, t.floor_flops_ms);
       out.ref_memory_bytes = tensor_bytes_of(problem, *view.front());
       break;
     }
@@ -247,12 +352,18 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& band
   const double median = sample_stats(out.timing.candidate_ms).median;
   if (out.timing.candidate_ms.empty())
     return fail(Reason::internal, "the timing loop kept no sample (every round throttled)");
-  if (impossible_speed(median, out.timing.floor_ms))
+  const CaseTiming& t = out.timing;
+  if (impossible_speed(median, t.floor_ms))
     return fail(Reason::impossible_speed,
-                fmt::format("median {:.4g} ms is under 0.9 of the physical floor, {:.4g} ms ({:.4g} "
-                            "bytes at {:.0f} GB/s, the best bandwidth measured in this run)",
-                            median, out.timing.floor_ms, out.timing.floor_bytes,
-                            out.timing.bandwidth_gbs));
+                t.floor_flops_ms > t.floor_bytes_ms
+                    ? fmt::format("median {:.4g} ms is under 0.9 of the physical floor, {:.4g} ms "
+                                  "({:.4g} FLOPs at {:.1f} TFLOP/s, the peak measured in this run "
+                                  "on {})",
+                                  median, t.floor_ms, t.floor_flops, t.peak_tflops, t.peak_unit)
+                    : fmt::format("median {:.4g} ms is under 0.9 of the physical floor, {:.4g} ms "
+                                  "({:.4g} bytes at {:.0f} GB/s, the best bandwidth measured in "
+                                  "this run)",
+                                  median, t.floor_ms, t.floor_bytes, t.bandwidth_gbs));
   return out;
 }
 

@@ -14,8 +14,13 @@
 //   clock (nvbench's rule) are dropped as throttled and counted.
 // - The loop stops when both medians' relative noise is under the target after the minimum
 //   time and samples, or at the time cap.
-// The physical floor is the case's mandatory bytes at the best of the copy and read bandwidths
-// measured in the same run; a median below 0.9 of it is impossible_speed.
+// - With a timed baseline (`[[baseline]]` plan or cuBLAS), every visit times it too, on that
+//   visit's inputs after the same flush; its outputs on the first visit are judged like the
+//   candidate's (a baseline that fails is the problem's fault: spec_error).
+// The physical floor is the larger of two: the case's mandatory bytes at the best of the copy
+// and read bandwidths measured in the same run, and, where the problem declares floor_flops,
+// its FLOPs at the peak rate measured in the same run on the fastest unit a kernel of the
+// problem could use (flop_unit); a median below 0.9 of the floor is impossible_speed.
 #pragma once
 
 #include <chrono>
@@ -33,14 +38,27 @@
 
 namespace kj::judge {
 
-// Device bandwidths measured by events: a device-to-device copy (bytes read + written) and the
-// byte-comparison kernel (bytes read), each the best of a few runs over buffers eight times the
-// L2.
-struct Bandwidth {
+// The device rates behind the floor, measured by events in the bench's own run: a
+// device-to-device copy (bytes read + written) and the byte-comparison kernel (bytes read),
+// each the best of a few runs over buffers eight times the L2; and, for a problem that declares
+// floor_flops, the peak FLOP rate of its flop_unit, cuBLAS's best on a large square GEMM.
+struct DeviceRates {
   double copy_gbs = 0, read_gbs = 0;
   double best_gbs() const { return copy_gbs > read_gbs ? copy_gbs : read_gbs; }
+  double peak_tflops = 0;   // 0: no FLOP floor (none declared, or cuBLAS missing: peak_unit)
+  std::string peak_unit;    // how the peak was measured, or why it was not
 };
-Bandwidth measure_bandwidth(Oracle& oracle);
+DeviceRates measure_rates(Oracle& oracle, const Problem& problem);
+
+// The unit whose peak bounds a problem's FLOP rate: the fastest a kernel could use on its least
+// precise float input without rounding operands further than a tolerance for that dtype admits
+// (f16 or bf16 tensor cores for f16 and bf16, TF32 tensor cores for f32, f64 tensor cores for
+// f64); nullopt for a problem without float inputs.
+struct FlopUnit {
+  DType operand;
+  bool tf32;
+};
+std::optional<FlopUnit> flop_unit(const Problem& problem);
 
 // The SM clock in MHz: a one-thread spin of a known number of cycles against the global timer.
 double probe_sm_clock_mhz(Oracle& oracle);
@@ -57,12 +75,14 @@ inline bool impossible_speed(double median_ms, double floor_ms) {
 // The samples kept once throttled rounds are dropped: the rounds whose clock is under 75% of the
 // device's rated clock (`rated_mhz`; 0 when the device does not say: the fastest clock seen).
 // `round_clock_mhz[r]` belongs to samples `round_of_sample == r`.
+// `baseline_ms` is empty without a timed baseline, else parallel to the others.
 struct KeptSamples {
-  std::vector<double> candidate_ms, reference_ms, clock_mhz;
+  std::vector<double> candidate_ms, reference_ms, baseline_ms, clock_mhz;
   int throttled = 0;
 };
 KeptSamples drop_throttled(const std::vector<double>& candidate_ms,
                            const std::vector<double>& reference_ms,
+                           const std::vector<double>& baseline_ms,
                            const std::vector<int>& round_of_sample,
                            const std::vector<double>& round_clock_mhz, double rated_mhz);
 
@@ -87,7 +107,8 @@ struct CaseBench {
   CaseTiming timing;
   std::vector<LaunchResources> resources;
   std::uint64_t memory_bytes = 0, ref_memory_bytes = 0;
+  std::string baseline_skip; // why the problem's timed baseline was not timed
 };
-CaseBench time_case(const TimingLoop& loop, const Case& c, const Bandwidth& bandwidth);
+CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& rates);
 
 } // namespace kj::judge

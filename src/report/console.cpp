@@ -209,8 +209,9 @@ public:
         out_ << ": CPU time of the launches on the host backend, not a GPU time";
       out_ << '\n';
       if (v.baseline_runtime_ms && *v.runtime_ms > 0)
-        out_ << fmt::format("baseline {}: {} ms recorded on {}, speedup {}x\n", v.baseline,
-                            num(*v.baseline_runtime_ms), v.manifest.gpu,
+        out_ << fmt::format("baseline {}: {} ms {}, speedup {}x\n", v.baseline,
+                            num(*v.baseline_runtime_ms),
+                            v.baseline_timed ? "timed in this run" : "recorded on " + v.manifest.gpu,
                             num(*v.baseline_runtime_ms / *v.runtime_ms));
     }
     for (const auto& s : v.skips)
@@ -247,12 +248,22 @@ private:
                           "MHz, {} input sets, {:.2f} s; floor {:.4g} bytes at {:.0f} GB/s\n",
                           num(cand.q1), num(cand.q3), t.throttled, t.sm_clock_mhz, t.rotation,
                           t.wall_s, t.floor_bytes, t.bandwidth_gbs);
+      if (t.floor_flops > 0)
+        out_ << fmt::format("  floor {:.4g} FLOPs at {:.1f} TFLOP/s ({}): {} ms\n", t.floor_flops,
+                            t.peak_tflops, t.peak_unit, num(t.floor_flops_ms));
+      else if (!t.peak_unit.empty())
+        out_ << fmt::format("  {}\n", t.peak_unit);
+      if (!t.baseline_samples_ms.empty())
+        out_ << fmt::format("  baseline {}: {} ms, speedup {}x\n", t.baseline,
+                            num(*t.baseline_ms),
+                            cand.median > 0 ? num(*t.baseline_ms / cand.median) : "-");
     }
     for (const LaunchResources& r : v.resources)
       out_ << fmt::format("  {}: {} registers, {} + {} bytes shared, {} bytes local, {} threads, "
-                          "{} blocks/SM, occupancy {:.0f}%\n",
+                          "{} blocks/SM, occupancy {:.0f}% ({:.0f}% with the grid's waves)\n",
                           r.launch, r.registers, r.static_shared, r.dynamic_shared, r.local_bytes,
-                          r.block_threads, r.blocks_per_sm, 100 * r.occupancy);
+                          r.block_threads, r.blocks_per_sm, 100 * r.occupancy,
+                          100 * r.grid_occupancy);
     if (v.memory_bytes && v.ref_memory_bytes)
       out_ << fmt::format("  memory: candidate {:.1f} MiB, reference {:.1f} MiB\n",
                           static_cast<double>(*v.memory_bytes) / (1 << 20),

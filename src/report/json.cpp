@@ -188,8 +188,17 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
       timing["floor_ms"] = json_number(t.floor_ms);
       timing["fraction_of_floor"] =
           cand.median > 0 && t.floor_ms > 0 ? json_number(t.floor_ms / cand.median) : json(nullptr);
+      timing["floor_bytes_ms"] = json_number(t.floor_bytes_ms);
+      timing["floor_flops"] = t.floor_flops > 0 ? json_number(t.floor_flops) : json(nullptr);
+      timing["peak_tflops"] = t.peak_tflops > 0 ? json_number(t.peak_tflops) : json(nullptr);
+      timing["floor_flops_ms"] = t.floor_flops > 0 ? json_number(t.floor_flops_ms) : json(nullptr);
+      timing["peak_unit"] = t.peak_unit.empty() ? json(nullptr) : json(t.peak_unit);
       timing["baseline_ms"] = optional_number(t.baseline_ms);
       timing["baseline"] = t.baseline_ms ? json(t.baseline) : json(nullptr);
+      if (!t.baseline_samples_ms.empty()) {
+        timing["baseline_stats"] = to_json(sample_stats(t.baseline_samples_ms));
+        timing["baseline_samples_ms"] = t.baseline_samples_ms;
+      }
     }
   }
   return {{"id", c.case_id},
@@ -248,7 +257,8 @@ json to_json(const Verdict& v, const ReportOptions& options) {
                          {"local_bytes", r.local_bytes},
                          {"block_threads", r.block_threads},
                          {"blocks_per_sm", r.blocks_per_sm},
-                         {"occupancy", json_number(r.occupancy)}});
+                         {"occupancy", json_number(r.occupancy)},
+                         {"grid_occupancy", json_number(r.grid_occupancy)}});
   const json speedup_ci = v.speedup_low && v.speedup_high
                               ? json::array({json_number(*v.speedup_low),
                                              json_number(*v.speedup_high)})
@@ -282,9 +292,11 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"timer", v.timer.empty() ? json(nullptr) : json(v.timer)},
       {"speedup", optional_number(speedup)},
       {"speedup_ci", speedup_ci}, // 95%, from the medians' noise
-      // The problem's recorded baseline on this GPU (null where it records none that fits).
+      // The problem's baseline, timed in this run or recorded on this GPU (null where there is
+      // none that fits).
       {"baseline_runtime", optional_number(v.baseline_runtime_ms)},
       {"baseline", v.baseline_runtime_ms ? json(v.baseline) : json(nullptr)},
+      {"baseline_timed", v.baseline_runtime_ms ? json(v.baseline_timed) : json(nullptr)},
       {"baseline_speedup", v.baseline_runtime_ms && v.runtime_ms && *v.runtime_ms > 0
                                ? json_number(*v.baseline_runtime_ms / *v.runtime_ms)
                                : json(nullptr)},

@@ -109,11 +109,12 @@ std::string policy_table(const PolicySpec& p) {
   return fmt::format("{{ {} }}", fmt::join(f, ", "));
 }
 
-void write_source(std::string& out, const KernelSource& src, const std::filesystem::path& dir,
-                  std::string_view table) {
+// A plan's `source` and its `[[TABLE.launch]]` tables, under a table header already written.
+void write_plan(std::string& out, const KernelSource& src, const std::filesystem::path& dir,
+                std::string_view table) {
   std::filesystem::path rel = src.path.lexically_relative(dir);
   if (rel.empty()) rel = src.path;
-  out += fmt::format("\n[{}]\nsource = {}\n", table, quote(rel.generic_string()));
+  out += fmt::format("source = {}\n", quote(rel.generic_string()));
   for (const LaunchSpec& l : src.launches) {
     out += fmt::format("\n[[{}.launch]]\n", table);
     out += fmt::format("kernel = {}\n", quote(l.kernel));
@@ -125,6 +126,12 @@ void write_source(std::string& out, const KernelSource& src, const std::filesyst
     out += fmt::format("args = {}\n", array(l.args, toml_expr_text));
     if (l.repeat) out += fmt::format("repeat = {}\n", toml_expr_text(l.repeat->text()));
   }
+}
+
+void write_source(std::string& out, const KernelSource& src, const std::filesystem::path& dir,
+                  std::string_view table) {
+  out += fmt::format("\n[{}]\n", table);
+  write_plan(out, src, dir, table);
 }
 
 } // namespace
@@ -160,6 +167,20 @@ std::string export_problem_toml(const Problem& p) {
     out += fmt::format("gpu = {}\n", quote(b.gpu));
     out += fmt::format("dims = {}\n", dim_set(DimSet{b.dims, {}}));
     out += fmt::format("ms = {}\n", b.ms);
+  }
+  if (const auto& b = p.timed_baseline) {
+    out += fmt::format("\n[[baseline]]\nname = {}\n", quote(b->name));
+    if (b->plan) {
+      write_plan(out, *b->plan, p.dir, "baseline");
+    } else {
+      std::vector<std::string> args;
+      for (const auto& [role, tensor] : b->tensors)
+        args.push_back(fmt::format("{} = {}", role, quote(tensor)));
+      for (const auto& [role, size] : b->sizes)
+        args.push_back(fmt::format("{} = {}", role, toml_expr_text(size.text())));
+      out += fmt::format("builtin = {}\nargs = {{ {} }}\n", quote(b->builtin),
+                         fmt::join(args, ", "));
+    }
   }
 
   for (const InputSpec& in : p.inputs) {

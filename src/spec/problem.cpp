@@ -127,7 +127,6 @@ struct Loader {
     if (const toml::node* n = root.get("forbid")) p.forbid = detail::string_list(*n, "forbid", ctx);
 
     load_dims(need_table_key(root, "dims", ""));
-    if (const toml::node* n = root.get("baseline")) load_baselines(*n);
     if (const toml::node* n = root.get("scalar")) load_scalars(*n);
     scope.int_names = dim_names;
     for (const ScalarSpec& s : p.scalars)
@@ -153,6 +152,7 @@ struct Loader {
     p.reference = load_kernel_source(need_table_key(root, "reference", ""), "reference");
     if (const toml::node* n = root.get("golden"))
       p.golden = load_kernel_source(detail::need_table(*n, "golden", ctx), "golden");
+    if (const toml::node* n = root.get("baseline")) load_baselines(*n);
     for (std::size_t i = 0; i < p.inputs.size(); ++i) {
       InputSpec& in = p.inputs[i];
       if (in.dist.kind != Distribution::Kind::file) continue;
@@ -239,12 +239,21 @@ struct Loader {
   }
 
   // [[baseline]]: recorded times, each for one GPU model and one public shape set (its dims
-  // given in full), so a bench on that model and shape can report against it.
+  // given in full), so a bench on that model and shape can report against it; and at most one
+  // baseline the bench times itself (a launch plan or a built-in).
   void load_baselines(const toml::node& node) {
     const toml::array& arr = detail::need_array(node, "baseline", ctx);
     for (std::size_t i = 0; i < arr.size(); ++i) {
       const std::string field = fmt::format("baseline[{}]", i);
       const toml::table& t = detail::need_table(arr[i], field, ctx);
+      if (t.contains("source") || t.contains("builtin")) {
+        if (p.timed_baseline)
+          ctx.fail(t, field, fmt::format("a second timed baseline (the first is '{}'): a bench "
+                                         "times at most one",
+                                         p.timed_baseline->name));
+        p.timed_baseline = load_timed_baseline(t, field);
+        continue;
+      }
       detail::check_keys(t, {"name", "gpu", "dims", "ms"}, field, ctx);
       RecordedBaseline b;
       b.where = ctx.at(t, field);
@@ -270,6 +279,111 @@ struct Loader {
         if (other.gpu == b.gpu && other.dims == b.dims)
           ctx.fail(t, field, fmt::format("a second baseline for '{}' on these dims", b.gpu));
       p.baselines.push_back(std::move(b));
+    }
+  }
+
+  TimedBaseline load_timed_baseline(const toml::table& t, const std::string& field) {
+    TimedBaseline b;
+    b.where = ctx.at(t, field);
+    const toml::node& name = detail::need_key(t, "name", field, ctx);
+    b.name = detail::need_string(name, detail::join(field, "name"), ctx);
+    if (b.name.empty()) ctx.fail(name, detail::join(field, "name"), "must not be empty");
+    if (t.contains("source")) {
+      if (t.contains("builtin"))
+        ctx.fail(t, field, "give either 'source' (a launch plan) or 'builtin', not both");
+      toml::table plan_keys = t;
+      plan_keys.erase("name");
+      b.plan = load_kernel_source(plan_keys, field);
+      return b;
+    }
+    detail::check_keys(t, {"name", "builtin", "args"}, field, ctx);
+    const toml::node& builtin = detail::need_key(t, "builtin", field, ctx);
+    b.builtin = detail::need_string(builtin, detail::join(field, "builtin"), ctx);
+    // Each built-in's tensor roles (inputs first, then the output) and sizes.
+    std::vector<std::string> tensor_roles, size_roles;
+    if (b.builtin == "cublas:gemm") {
+      tensor_roles = {"a", "b", "c"};
+      size_roles = {"m", "n", "k"};
+    } else if (b.builtin == "cublas:gemv") {
+      tensor_roles = {"a", "x", "y"};
+      size_roles = {"m", "n"};
+    } else {
+      ctx.fail(builtin, detail::join(field, "builtin"),
+               fmt::format("unknown built-in '{}' (known: cublas:gemm, cublas:gemv)", b.builtin));
+    }
+    const std::string args_field = detail::join(field, "args");
+    const toml::table& args = need_table_key(t, "args", field);
+    if (b.builtin == "cublas:gemm")
+      detail::check_keys(args, {"a", "b", "c", "m", "n", "k"}, args_field, ctx);
+    else
+      detail::check_keys(args, {"a", "x", "y", "m", "n"}, args_field, ctx);
+    std::vector<DType> dtypes;
+    for (std::size_t r = 0; r < tensor_roles.size(); ++r) {
+      const std::string& role = tensor_roles[r];
+      const std::string f = detail::join(args_field, role);
+      const toml::node& n = detail::need_key(args, role, args_field, ctx);
+      const std::string tensor = detail::need_string(n, f, ctx);
+      const bool is_output = r + 1 == tensor_roles.size();
+      std::optional<DType> dtype;
+      if (is_output) {
+        if (const OutputSpec* o = p.find_output(tensor)) dtype = o->dtype;
+      } else if (const InputSpec* in = p.find_input(tensor)) {
+        dtype = in->dtype;
+      }
+      if (!dtype)
+        ctx.fail(n, f, fmt::format("'{}' is not one of the problem's {}", tensor,
+                                   is_output ? "outputs" : "inputs"));
+      dtypes.push_back(*dtype);
+      b.tensors[role] = tensor;
+    }
+    const DType operand = dtypes[0], result = dtypes[2];
+    const bool half = operand == DType::f16 || operand == DType::bf16;
+    const bool supported = dtypes[1] == operand &&
+                           (operand == DType::f32 || operand == DType::f64 || half) &&
+                           (result == operand || (half && result == DType::f32));
+    if (!supported)
+      ctx.fail(args, args_field,
+               fmt::format("{} takes f32 or f64 throughout, or f16 or bf16 operands with an "
+                           "output of the same dtype or f32 (here {}, {} -> {})",
+                           b.builtin, dtype_name(dtypes[0]), dtype_name(dtypes[1]),
+                           dtype_name(result)));
+    for (const std::string& role : size_roles) {
+      const toml::node& n = detail::need_key(args, role, args_field, ctx);
+      Expr e = detail::expr_value(n, detail::join(args_field, role), ctx);
+      e.check_names(dim_names);
+      b.sizes.emplace(role, std::move(e));
+    }
+    return b;
+  }
+
+  // A built-in baseline's sizes on a public shape set must match the tensors it is given.
+  void check_builtin_sizes(const TimedBaseline& b, const Env& env, const std::string& desc) {
+    std::map<std::string, std::int64_t> size;
+    for (const auto& [role, e] : b.sizes)
+      size[role] = eval_in(e, env, desc);
+    for (const auto& [role, value] : size)
+      if (value < 1)
+        throw SpecError(b.sizes.at(role).where(),
+                        fmt::format("baseline '{}': {} = {} for {}: a size must be at least 1",
+                                    b.name, role, value, desc));
+    const bool gemm = b.builtin == "cublas:gemm";
+    // Elements each operand must hold: a is m x k (x n for gemv), and so on.
+    const std::int64_t k = gemm ? size["k"] : size["n"], n = gemm ? size["n"] : 1;
+    const std::map<std::string, std::int64_t> want =
+        gemm ? std::map<std::string, std::int64_t>{{"a", size["m"] * k}, {"b", k * n},
+                                                   {"c", size["m"] * n}}
+             : std::map<std::string, std::int64_t>{{"a", size["m"] * k}, {"x", k},
+                                                   {"y", size["m"]}};
+    for (const auto& [role, tensor] : b.tensors) {
+      const std::vector<Expr>* shape = nullptr;
+      if (const InputSpec* in = p.find_input(tensor)) shape = &in->shape;
+      if (const OutputSpec* o = p.find_output(tensor)) shape = &o->shape;
+      const std::int64_t numel = checked_numel(eval_shape(*shape, env, tensor, b.where));
+      if (numel != want.at(role))
+        throw SpecError(b.where, fmt::format("baseline '{}': {} '{}' holds {} elements where {} "
+                                             "needs {} for {}",
+                                             b.name, role, tensor, numel, b.builtin,
+                                             want.at(role), desc));
     }
   }
 
@@ -694,6 +808,14 @@ struct Loader {
     if (p.memory_limit) eval_in(*p.memory_limit, env, desc);
     for (const LaunchSpec& l : p.reference.launches)
       detail::check_launch_values(l, env, desc);
+    // The timed baseline runs on the public sets only.
+    if (p.timed_baseline && id.starts_with("dims.public")) {
+      if (p.timed_baseline->plan)
+        for (const LaunchSpec& l : p.timed_baseline->plan->launches)
+          detail::check_launch_values(l, env, desc);
+      else
+        check_builtin_sizes(*p.timed_baseline, env, desc);
+    }
     if (p.golden)
       for (const LaunchSpec& l : p.golden->launches)
         detail::check_launch_values(l, env, desc);

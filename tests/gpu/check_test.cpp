@@ -582,8 +582,90 @@ TEST_F(Check, BenchTimesAPassingCandidateOnTheGpuAgainstTheReference) {
   EXPECT_EQ(v.resources[0].block_threads, 256);
   EXPECT_GT(v.resources[0].blocks_per_sm, 0);
   EXPECT_GT(v.resources[0].occupancy, 0);
+  // public0's 65536 blocks fill whole waves but for a sliver of the last.
+  EXPECT_LE(v.resources[0].grid_occupancy, v.resources[0].occupancy);
+  EXPECT_GT(v.resources[0].grid_occupancy, 0.9 * v.resources[0].occupancy);
   ASSERT_TRUE(v.memory_bytes && v.ref_memory_bytes);
   EXPECT_EQ(*v.memory_bytes, *v.ref_memory_bytes); // no scratch
+}
+
+// matmul's cuBLAS baseline (SGEMM, f32 accumulation) timed on every visit beside the reference,
+// and its FLOP floor: 2 M N K at the TF32 tensor cores' peak, measured by cuBLAS in this run.
+TEST_F(Check, BenchTimesTheCublasBaselineAndTheFlopFloor) {
+  const Problem p = load_problem(problem_dir("matmul"));
+  ASSERT_TRUE(p.timed_baseline && p.timed_baseline->builtin == "cublas:gemm");
+  const Candidate c = load_candidate(problem_dir("matmul") / "solutions/tiled.cu", p);
+  const Verdict v = bench(p, c, quick_bench());
+  ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+  ASSERT_TRUE(v.baseline_runtime_ms && v.runtime_ms) << describe(v);
+  EXPECT_TRUE(v.baseline_timed);
+  EXPECT_EQ(v.baseline, p.timed_baseline->name);
+  double baselines = 0;
+  for (const CaseFinding& f : v.cases) {
+    if (!f.timing) continue;
+    const CaseTiming& t = *f.timing;
+    EXPECT_EQ(t.baseline_samples_ms.size(), t.candidate_ms.size()) << f.case_id;
+    ASSERT_TRUE(t.baseline_ms) << f.case_id;
+    EXPECT_DOUBLE_EQ(*t.baseline_ms, sample_stats(t.baseline_samples_ms).median);
+    baselines += *t.baseline_ms;
+    const double flops = f.case_id.find("public0") != std::string::npos
+                             ? 2.0 * 1024 * 768 * 512
+                             : 2.0 * 257 * 129 * 1000;
+    EXPECT_DOUBLE_EQ(t.floor_flops, flops) << f.case_id;
+    // An H200's TF32 tensor cores: about 495 TFLOP/s dense on paper; cuBLAS reaches most.
+    EXPECT_GT(t.peak_tflops, 150) << t.peak_unit;
+    EXPECT_LT(t.peak_tflops, 1000) << t.peak_unit;
+    EXPECT_NE(t.peak_unit.find("tf32"), std::string::npos) << t.peak_unit;
+    EXPECT_DOUBLE_EQ(t.floor_ms, std::max(t.floor_bytes_ms, t.floor_flops_ms));
+  }
+  EXPECT_DOUBLE_EQ(*v.baseline_runtime_ms, baselines);
+}
+
+// A problem.toml's [[baseline]] launch plan, appended to small_add_problem's.
+const std::string kBaselinePlan = R"toml(
+[[baseline]]
+name = "four per thread"
+source = "baseline.cu"
+[[baseline.launch]]
+kernel = "add4"
+grid = ["ceil_div(N, 1024)"]
+block = [256]
+args = ["x", "y", "z", "N"]
+)toml";
+
+// A baseline plan is timed on every visit like the reference; one whose output breaks the
+// problem's policy is the problem's fault (spec_error), not a figure to compare against.
+TEST_F(Check, BenchTimesABaselinePlanAndRefusesAWrongOne) {
+  for (const bool wrong : {false, true}) {
+    SCOPED_TRACE(wrong ? "wrong baseline" : "right baseline");
+    const fs::path dir = small_add_problem(wrong ? "baseline_wrong" : "baseline_plan");
+    std::ofstream(dir / "problem.toml", std::ios::app) << kBaselinePlan;
+    std::ofstream(dir / "baseline.cu") << R"cu(
+__global__ void add4(const float* x, const float* y, float* z, int N) {
+  const int first = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  for (int i = first; i < first + 4 && i < N; ++i)
+    z[i] = x[i] )cu" << (wrong ? "-" : "+")
+                                       << R"cu( y[i];
+}
+)cu";
+    const Problem p = load_problem(dir);
+    const Candidate c = load_candidate(problem_dir("vector_add") / "solutions/basic.cu", p);
+    const Verdict v = bench(p, c, quick_bench());
+    if (wrong) {
+      EXPECT_EQ(v.reason, Reason::spec_error) << describe(v);
+      EXPECT_NE(v.message.find("the baseline 'four per thread' fails"), std::string::npos)
+          << v.message;
+      continue;
+    }
+    ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+    ASSERT_TRUE(v.baseline_runtime_ms) << describe(v);
+    EXPECT_TRUE(v.baseline_timed);
+    EXPECT_EQ(v.baseline, "four per thread");
+    for (const CaseFinding& f : v.cases) {
+      if (!f.timing) continue;
+      EXPECT_EQ(f.timing->baseline_samples_ms.size(), f.timing->candidate_ms.size());
+    }
+  }
 }
 
 // A kernel that keeps each output pointer's answers and replays them when the pointer comes

@@ -39,17 +39,20 @@ TEST(Timing, RoundsUnderThreeQuartersOfTheRatedClockAreDropped) {
   const std::vector<double> reference = {10, 20, 300, 400, 50, 60};
   const std::vector<int> round_of = {0, 0, 1, 1, 2, 2};
   const std::vector<double> clocks = {1980, 1400, 1490};
-  const KeptSamples kept = drop_throttled(candidate, reference, round_of, clocks, 1980);
+  const std::vector<double> baseline = {7, 8, 70, 80, 9, 10};
+  const KeptSamples kept = drop_throttled(candidate, reference, baseline, round_of, clocks, 1980);
   EXPECT_EQ(kept.throttled, 2);
   EXPECT_EQ(kept.candidate_ms, (std::vector<double>{1, 2, 5, 6}));
   EXPECT_EQ(kept.reference_ms, (std::vector<double>{10, 20, 50, 60}));
+  EXPECT_EQ(kept.baseline_ms, (std::vector<double>{7, 8, 9, 10}));
   EXPECT_EQ(kept.clock_mhz, (std::vector<double>{1980, 1980, 1490, 1490}));
   // A device that does not give its rated clock: the fastest seen stands in (1490 is 75.3% of
   // 1980 there too), and a probe faster than the rating drops nothing with it.
-  EXPECT_EQ(drop_throttled(candidate, reference, round_of, clocks, 0).throttled, 2);
-  EXPECT_EQ(drop_throttled(candidate, reference, round_of, {3000, 1980, 1980}, 1980).throttled, 0);
+  EXPECT_EQ(drop_throttled(candidate, reference, {}, round_of, clocks, 0).throttled, 2);
+  EXPECT_EQ(drop_throttled(candidate, reference, {}, round_of, {3000, 1980, 1980}, 1980).throttled, 0);
   // A round whose probe failed (0 MHz) is dropped, never kept by a NaN comparison.
-  const KeptSamples unknown = drop_throttled({1, 2}, {1, 2}, {0, 1}, {1980, 0}, 1980);
+  const KeptSamples unknown = drop_throttled({1, 2}, {1, 2}, {}, {0, 1}, {1980, 0}, 1980);
+  EXPECT_TRUE(unknown.baseline_ms.empty()); // no timed baseline: none kept
   EXPECT_EQ(unknown.throttled, 1);
 }
 
@@ -67,6 +70,29 @@ TEST(Timing, TheFloorReadsEachInputOnceAndWritesEachOutputOnce) {
   EXPECT_EQ(floor_bytes(p, data), 16777216.0 * 12); // x, y read, z written, 4 bytes each
   p.floor_bytes = Expr::parse("N * 8", {});
   EXPECT_EQ(floor_bytes(p, data), 16777216.0 * 8);
+}
+
+} // namespace
+
+namespace {
+
+TEST(Timing, TheFlopUnitIsTheFastestTheLeastPreciseFloatInputAdmits) {
+  Problem p = load_problem(std::filesystem::path(KJ_SOURCE_DIR) / "problems" / "matmul");
+  std::optional<FlopUnit> unit = flop_unit(p); // f32 A and B: TF32 tensor cores
+  ASSERT_TRUE(unit);
+  EXPECT_EQ(unit->operand, DType::f32);
+  EXPECT_TRUE(unit->tf32);
+  p.inputs[1].dtype = DType::bf16; // the least precise input sets the unit
+  unit = flop_unit(p);
+  ASSERT_TRUE(unit);
+  EXPECT_EQ(unit->operand, DType::bf16);
+  EXPECT_FALSE(unit->tf32);
+  for (InputSpec& in : p.inputs)
+    in.dtype = DType::f64;
+  EXPECT_EQ(flop_unit(p)->operand, DType::f64);
+  for (InputSpec& in : p.inputs)
+    in.dtype = DType::i32; // no float input: no unit, so no FLOP floor
+  EXPECT_FALSE(flop_unit(p));
 }
 
 } // namespace

@@ -494,9 +494,25 @@ Verdict gpu_bench_verdict() {
   v.fraction_of_floor = 0.1;
   v.baseline_runtime_ms = 0.25;
   v.baseline = "vendor kernel";
-  v.resources.push_back({"launch[0] 'k'", 32, 1024, 0, 0, 256, 8, 1.0});
+  v.resources.push_back({"launch[0] 'k'", 32, 1024, 0, 0, 256, 8, 1.0, 0.75});
   v.memory_bytes = 192;
   v.ref_memory_bytes = 192;
+  return v;
+}
+
+// The same with a baseline timed in the run and a FLOP floor.
+Verdict gpu_bench_timed_baseline_verdict() {
+  Verdict v = gpu_bench_verdict();
+  CaseTiming& t = *v.cases[0].timing;
+  t.baseline_samples_ms = {0.25, 0.24, 0.26, 0.25};
+  t.baseline = "cuBLAS SGEMM";
+  t.floor_bytes_ms = 0.05;
+  t.floor_flops = 1e9;
+  t.peak_tflops = 400;
+  t.floor_flops_ms = 0.0025;
+  t.peak_unit = "tf32 tensor cores: cuBLAS 13.0.2 GEMM 8192^3, best of 3";
+  v.baseline = "cuBLAS SGEMM";
+  v.baseline_timed = true;
   return v;
 }
 
@@ -521,11 +537,37 @@ TEST(Json, GpuBenchFields) {
   EXPECT_DOUBLE_EQ(t["fraction_of_floor"].get<double>(), 0.1);
   EXPECT_DOUBLE_EQ(t["baseline_ms"].get<double>(), 0.25);
   EXPECT_EQ(t["candidate"]["samples"], 4);
+  EXPECT_DOUBLE_EQ(j["resources"][0]["grid_occupancy"].get<double>(), 0.75);
+  EXPECT_EQ(j["baseline_timed"], false); // recorded
+  EXPECT_TRUE(t["floor_flops"].is_null() && t["peak_tflops"].is_null()) << t;
+  EXPECT_FALSE(t.contains("baseline_samples_ms"));
   // Without a bench the new fields are null, not absent.
   const auto plain = to_json(passing_verdict());
   for (const char* k : {"speedup_ci", "fraction_of_floor", "baseline_runtime", "baseline",
-                        "baseline_speedup", "memory_bytes"})
+                        "baseline_timed", "baseline_speedup", "memory_bytes"})
     EXPECT_TRUE(plain.contains(k) && plain[k].is_null()) << k;
+}
+
+TEST(Json, TimedBaselineAndFlopFloor) {
+  const auto j = nlohmann::json::parse(to_json(gpu_bench_timed_baseline_verdict()).dump());
+  EXPECT_EQ(j["baseline_timed"], true);
+  EXPECT_EQ(j["baseline"], "cuBLAS SGEMM");
+  const auto& t = j["cases"][0]["timing"];
+  EXPECT_EQ(t["baseline_samples_ms"].size(), 4u);
+  EXPECT_DOUBLE_EQ(t["baseline_stats"]["median_ms"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(t["floor_flops"].get<double>(), 1e9);
+  EXPECT_DOUBLE_EQ(t["peak_tflops"].get<double>(), 400);
+  EXPECT_DOUBLE_EQ(t["floor_flops_ms"].get<double>(), 0.0025);
+  EXPECT_DOUBLE_EQ(t["floor_bytes_ms"].get<double>(), 0.05);
+  EXPECT_EQ(t["peak_unit"], "tf32 tensor cores: cuBLAS 13.0.2 GEMM 8192^3, best of 3");
+}
+
+TEST(Console, TimedBaselineAndFlopFloor) {
+  const std::string s = console(gpu_bench_timed_baseline_verdict());
+  EXPECT_TRUE(contains(s, "floor 1e+09 FLOPs at 400.0 TFLOP/s (tf32 tensor cores")) << s;
+  EXPECT_TRUE(contains(s, "baseline cuBLAS SGEMM: 0.25 ms, speedup 0.5x")) << s;
+  EXPECT_TRUE(contains(s, "baseline cuBLAS SGEMM: 0.25 ms timed in this run, speedup 0.5x")) << s;
+  EXPECT_TRUE(contains(s, "occupancy 100% (75% with the grid's waves)")) << s;
 }
 
 TEST(Console, GpuBenchTable) {

@@ -520,6 +520,23 @@ void expect_same_problem(const Problem& a, const Problem& b) {
       out.push_back(e.text());
     return out;
   };
+  ASSERT_EQ(a.timed_baseline.has_value(), b.timed_baseline.has_value());
+  if (a.timed_baseline) {
+    const TimedBaseline &x = *a.timed_baseline, &y = *b.timed_baseline;
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.builtin, y.builtin);
+    EXPECT_EQ(x.tensors, y.tensors);
+    ASSERT_EQ(x.sizes.size(), y.sizes.size());
+    for (const auto& [role, e] : x.sizes)
+      EXPECT_EQ(e.text(), y.sizes.at(role).text());
+    ASSERT_EQ(x.plan.has_value(), y.plan.has_value());
+    if (x.plan) {
+      EXPECT_EQ(x.plan->path, y.plan->path);
+      ASSERT_EQ(x.plan->launches.size(), y.plan->launches.size());
+      for (std::size_t i = 0; i < x.plan->launches.size(); ++i)
+        EXPECT_EQ(x.plan->launches[i].kernel, y.plan->launches[i].kernel);
+    }
+  }
   ASSERT_EQ(a.dims.public_sets.size(), b.dims.public_sets.size());
   for (std::size_t i = 0; i < a.dims.public_sets.size(); ++i)
     EXPECT_EQ(a.dims.public_sets[i].values, b.dims.public_sets[i].values);
@@ -633,6 +650,81 @@ ms = 0.25
        "a second baseline for 'NVIDIA H200' on these dims"},
   };
   expect_errors(kBase + entry, cases);
+}
+
+TEST(Problem, TimedBaselines) {
+  // y[R, C] = x[R, C] w[C, C]: cuBLAS's GEMM on the problem's own tensors.
+  const std::string with_w = replaced(kBase, "[[output]]", R"toml([[input]]
+name = "w"
+dtype = "f32"
+shape = ["C", "C"]
+
+[[output]])toml");
+  const std::string gemm = R"toml(
+[[baseline]]
+name = "cuBLAS SGEMM"
+builtin = "cublas:gemm"
+args = { a = "x", b = "w", c = "y", m = "R", n = "C", k = "C" }
+)toml";
+  const Problem p = from_text(with_w + gemm);
+  ASSERT_TRUE(p.timed_baseline);
+  EXPECT_EQ(p.timed_baseline->name, "cuBLAS SGEMM");
+  EXPECT_EQ(p.timed_baseline->builtin, "cublas:gemm");
+  EXPECT_FALSE(p.timed_baseline->plan);
+  EXPECT_EQ(p.timed_baseline->tensors.at("b"), "w");
+  EXPECT_EQ(p.timed_baseline->sizes.at("k").text(), "C");
+  EXPECT_TRUE(p.baselines.empty()); // no recorded one
+  expect_same_problem(p, from_text(export_problem_toml(p)));
+
+  // A launch plan of its own, beside a recorded time.
+  const std::string plan = R"toml(
+[[baseline]]
+name = "vendor kernel"
+source = "vendor.cu"
+
+[[baseline.launch]]
+kernel = "k<T>"
+grid = ["ceil_div(R, 256)"]
+block = [256]
+args = ["x", "y", "eps", "R", "C"]
+
+[[baseline]]
+name = "recorded"
+gpu = "NVIDIA H200"
+dims = { R = 64, C = 100 }
+ms = 0.25
+)toml";
+  const Problem q = from_text(kBase + plan);
+  ASSERT_TRUE(q.timed_baseline && q.timed_baseline->plan);
+  EXPECT_EQ(q.timed_baseline->plan->launches.size(), 1u);
+  EXPECT_EQ(q.timed_baseline->plan->path.filename(), "vendor.cu");
+  EXPECT_EQ(q.baselines.size(), 1u);
+  const std::string exported = export_problem_toml(q);
+  expect_same_problem(q, from_text(exported));
+  EXPECT_NE(exported.find("[[baseline.launch]]"), std::string::npos);
+
+  const BadCase cases[] = {
+      {"cublas:gemm", "cublas:trsm", "baseline[0].builtin", "unknown built-in 'cublas:trsm'"},
+      {"a = \"x\"", "a = \"nope\"", "baseline[0].args.a", "'nope' is not one of the problem's inputs"},
+      {"c = \"y\"", "c = \"x\"", "baseline[0].args.c", "'x' is not one of the problem's outputs"},
+      {"k = \"C\"", "k = \"R\"", "baseline[0]", "holds 6400 elements where cublas:gemm needs 4096"},
+      {"k = \"C\"", "k = \"C\", z = 1", "baseline[0].args.z", "unknown field 'z'"},
+      {"k = \"C\"", "k = \"Q\"", "baseline[0].args.k", "'Q'"},
+      {"m = \"R\"", "m = \"R - 64\"", "baseline[0].args.m", "a size must be at least 1"},
+      {"name = \"cuBLAS SGEMM\"\n", "", "baseline[0]", "missing field 'name'"},
+      {"builtin = \"cublas:gemm\"", "builtin = \"cublas:gemm\"\nsource = \"v.cu\"", "baseline[0]",
+       "either 'source' (a launch plan) or 'builtin', not both"},
+      {"args = { a", "ms = 1\nargs = { a", "baseline[0].ms", "unknown field 'ms'"},
+  };
+  expect_errors(with_w + gemm, cases);
+  // The operands' dtypes: f32 throughout here, so an f16 w does not fit.
+  const SpecError mixed = error_of(replaced(with_w + gemm, "name = \"w\"\ndtype = \"f32\"",
+                                            "name = \"w\"\ndtype = \"f16\""));
+  EXPECT_NE(std::string(mixed.what()).find("takes f32 or f64 throughout"), std::string::npos)
+      << mixed.what();
+  const SpecError second = error_of(with_w + gemm + gemm);
+  EXPECT_EQ(second.where().field, "baseline[1]");
+  EXPECT_NE(std::string(second.what()).find("a second timed baseline"), std::string::npos);
 }
 
 TEST(Export, RoundTrips) {
