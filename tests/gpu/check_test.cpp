@@ -621,6 +621,80 @@ TEST_F(Check, BenchTimesTheCublasBaselineAndTheFlopFloor) {
   EXPECT_DOUBLE_EQ(*v.baseline_runtime_ms, baselines);
 }
 
+// cublas:gemv on a matrix-vector product: y[M] = A[M, N] x[N], with a candidate that is the
+// reference's one-thread-a-row loop.
+TEST_F(Check, BenchTimesTheCublasGemvBaseline) {
+  const fs::path dir = temp_dir() / "gemv";
+  fs::create_directories(dir);
+  const std::string kernel = R"cu(
+template <class T>
+__global__ void gemv(const T* A, const T* x, T* y, int M, int N) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= M) return;
+  kj::acc_t<T> sum = 0;
+  for (int j = 0; j < N; ++j)
+    sum += A[(long long)row * N + j] * x[j];
+  y[row] = static_cast<T>(sum);
+}
+)cu";
+  std::ofstream(dir / "reference.cu") << "#include \"kjudge/device.cuh\"\n" << kernel;
+  std::ofstream(dir / "problem.toml") << R"toml(name = "gemv"
+summary = "y[M] = A[M, N] x[N] in f32"
+tier = "tolerance"
+floor_flops = "2 * M * N"
+[dims]
+public = [{ M = 8192, N = 4096 }]
+[[input]]
+name = "A"
+dtype = "f32"
+shape = ["M", "N"]
+[[input]]
+name = "x"
+dtype = "f32"
+shape = ["N"]
+[[output]]
+name = "y"
+dtype = "f32"
+shape = ["M"]
+[[baseline]]
+name = "cuBLAS SGEMV"
+builtin = "cublas:gemv"
+args = { a = "A", x = "x", y = "y", m = "M", n = "N" }
+[reference]
+source = "reference.cu"
+[[reference.launch]]
+kernel = "gemv<T>"
+grid = ["ceil_div(M, 128)"]
+block = [128]
+args = ["A", "x", "y", "M", "N"]
+)toml";
+  const fs::path c = write_candidate("gemv_rows.cu", R"cu(/* kjudge
+[[launch]]
+kernel = "gemv_rows"
+grid = ["ceil_div(M, 128)"]
+block = [128]
+args = ["A", "x", "y", "M", "N"]
+*/
+__global__ void gemv_rows(const float* A, const float* x, float* y, int M, int N) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= M) return;
+  float sum = 0;
+  for (int j = 0; j < N; ++j)
+    sum += A[(long long)row * N + j] * x[j];
+  y[row] = sum;
+}
+)cu");
+  const Problem p = load_problem(dir);
+  const Verdict v = bench(p, load_candidate(c, p), quick_bench());
+  ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+  ASSERT_TRUE(v.baseline_runtime_ms) << describe(v);
+  EXPECT_TRUE(v.baseline_timed);
+  EXPECT_EQ(v.baseline, "cuBLAS SGEMV");
+  // 128 MiB of A read once: cuBLAS is bandwidth-bound, well under the one-thread-a-row loop.
+  EXPECT_GT(*v.baseline_runtime_ms, 0.02);
+  EXPECT_LT(*v.baseline_runtime_ms, *v.runtime_ms);
+}
+
 // A problem.toml's [[baseline]] launch plan, appended to small_add_problem's.
 const std::string kBaselinePlan = R"toml(
 [[baseline]]
