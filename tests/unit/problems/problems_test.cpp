@@ -187,6 +187,9 @@ struct ExpectEntry {
   std::string expect;
   std::string why;
   std::optional<std::string> defence;
+  std::optional<std::string> expect_host;  // the host backend's answer, where it differs
+  std::optional<std::string> expect_bench; // `kjudge bench`'s verdict on the GPU
+  std::optional<std::string> known_gap;    // what would catch a trap kjudge cannot catch yet
 };
 
 // The defences of DESIGN.md "Conventions" that have a KJ_TEST_DISABLE switch (kjudge/judge.hpp):
@@ -215,7 +218,8 @@ std::vector<ExpectEntry> read_expect(const fs::path& dir) {
       ADD_FAILURE() << at << " is not a table";
       continue;
     }
-    expect_keys(*t, {"file", "expect", "why", "defence"}, at);
+    expect_keys(*t, {"file", "expect", "why", "defence", "expect_host", "expect_bench", "known_gap"},
+                at);
     const auto f = (*t)["file"].value<std::string>();
     const auto e = (*t)["expect"].value<std::string>();
     const auto w = (*t)["why"].value<std::string>();
@@ -223,16 +227,23 @@ std::vector<ExpectEntry> read_expect(const fs::path& dir) {
       ADD_FAILURE() << at << ": needs file, expect and why (strings)";
       continue;
     }
-    ExpectEntry entry{*f, *e, *w, std::nullopt};
-    if (const toml::node* d = t->get("defence")) {
-      const auto s = d->value<std::string>();
+    ExpectEntry entry{*f, *e, *w, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    bool strings = true;
+    for (auto [key, field] : {std::pair{"defence", &entry.defence},
+                              std::pair{"expect_host", &entry.expect_host},
+                              std::pair{"expect_bench", &entry.expect_bench},
+                              std::pair{"known_gap", &entry.known_gap}}) {
+      const toml::node* n = t->get(key);
+      if (!n) continue;
+      const auto s = n->value<std::string>();
       if (!s) {
-        ADD_FAILURE() << at << ": defence must be a string";
+        ADD_FAILURE() << at << ": " << key << " must be a string";
+        strings = false;
         continue;
       }
-      entry.defence = *s;
+      *field = *s;
     }
-    out.push_back(std::move(entry));
+    if (strings) out.push_back(std::move(entry));
   }
   return out;
 }
@@ -310,12 +321,29 @@ TEST(Problems, CandidatesMatchTheManifestAndTheirExpectations) {
         ADD_FAILURE() << "expect = \"" << x.expect << "\": " << why;
         continue;
       }
-      // solutions/ holds correct kernels, traps/ wrong ones.
+      std::optional<Expectation> bench;
+      if (x.expect_bench) {
+        bench = parse_expectation(*x.expect_bench, why);
+        EXPECT_TRUE(bench) << "expect_bench = \"" << *x.expect_bench << "\": " << why;
+      }
+      if (x.expect_host && *x.expect_host != "unsupported") {
+        EXPECT_TRUE(parse_expectation(*x.expect_host, why))
+            << "expect_host = \"" << *x.expect_host << "\": " << why;
+      }
+      // solutions/ holds correct kernels, traps/ wrong ones: a trap fails in the check, or in the
+      // bench where only the bench can catch it, or is a known gap that says what would.
+      const bool is_trap = x.file.rfind("traps/", 0) == 0;
       if (x.file.rfind("solutions/", 0) == 0) {
         EXPECT_TRUE(parsed->pass) << "a solution is expected to pass";
+        EXPECT_TRUE(!bench || bench->pass) << "a solution passes the bench too";
+        EXPECT_FALSE(x.known_gap) << "a known gap is a trap's";
       }
-      if (x.file.rfind("traps/", 0) == 0) {
-        EXPECT_FALSE(parsed->pass) << "a trap must fail";
+      if (is_trap && !x.known_gap) {
+        EXPECT_TRUE(!parsed->pass || (bench && !bench->pass))
+            << "a trap must fail (in the check, or in the bench with expect_bench)";
+      }
+      if (x.known_gap) {
+        EXPECT_FALSE(trim(*x.known_gap).empty()) << "a known gap says what would catch it";
       }
       if (parsed->pass) ++passing;
       if (x.defence) {
