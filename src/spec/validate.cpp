@@ -511,6 +511,15 @@ ValidationReport validate_problem(const Problem& problem) {
     guarded(out, "golden launch dims",
             [&] { check_launch_dims(problem, *problem.golden, report.shapes, "golden", out); });
   }
+  if (problem.timed_baseline && problem.timed_baseline->plan) {
+    const KernelSource& plan = *problem.timed_baseline->plan;
+    guarded(out, "baseline launch", [&] {
+      auto sig = check_launch_signatures(problem, plan);
+      out.insert(out.end(), sig.begin(), sig.end());
+    });
+    guarded(out, "baseline launch dims",
+            [&] { check_launch_dims(problem, plan, report.shapes, "baseline", out); });
+  }
   return report;
 }
 

@@ -162,6 +162,28 @@ TEST(ValidateProblem, GoldenKernelsInTheReferenceFileAreNotLinted) {
   EXPECT_EQ(render(report.diagnostics), std::vector<std::string>{});
 }
 
+TEST(ValidateProblem, ABaselinePlanIsCheckedLikeTheReferences) {
+  auto b = test::softmax_problem();
+  Problem& p = b.get();
+  TimedBaseline baseline;
+  baseline.name = "vendor softmax";
+  KernelSource plan;
+  plan.path = "vendor.cu";
+  plan.text = "__global__ void vendor_softmax(const float* x, double* y, int R, int C) {}\n";
+  plan.launches.push_back(test::ProblemBuilder::make_launch(
+      "vendor_softmax", {"x", "y", "R", "C"}, {"R"}, {"256"}, 0));
+  plan.launches[0].where.field = "baseline[0].launch[0]";
+  baseline.plan = plan;
+  p.timed_baseline = baseline;
+  // y is f32: a double* parameter does not fit it (the baseline runs in the problem's dtypes).
+  const ValidationReport report = validate_problem(p);
+  EXPECT_FALSE(report.ok());
+  const std::vector<std::string> found = render(report.diagnostics);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("baseline[0].launch[0].args[1]: tensor 'y' is f32"), std::string::npos)
+      << found[0];
+}
+
 TEST(ValidateProblem, NeverThrowsOnBadExpressions) {
   ProblemBuilder b;
   b.public_set({{"N", 4}})
