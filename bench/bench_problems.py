@@ -4,7 +4,7 @@
 interval, the fraction of the physical floor, and the recorded baseline where the problem has
 one for this GPU). Each run's JSON report is kept in OUTDIR.
 
-usage: bench_problems.py KJUDGE OUTDIR [--min-time S] [--only PROBLEM ...]
+usage: bench_problems.py KJUDGE OUTDIR [--min-time S] [--only PROBLEM ...] [--solution FILE.cu ...]
 """
 import argparse
 import glob
@@ -37,6 +37,8 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--min-time", type=float, default=0.3)
     ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--solution", action="append", default=[],
+                    help="bench only solutions of this file name (e.g. fast.cu)")
     args = ap.parse_args()
     kjudge = os.path.abspath(args.kjudge)
     os.makedirs(args.outdir, exist_ok=True)
@@ -49,6 +51,8 @@ def main():
             continue
         for candidate in sorted(glob.glob(os.path.join(problem_dir, "solutions", "*.cu"))):
             name = os.path.basename(candidate)
+            if args.solution and name not in args.solution:
+                continue
             report_path = os.path.join(args.outdir, f"{problem}-{name[:-3]}.json")
             report, run = bench(kjudge, problem_dir, candidate, report_path, args.min_time, cache)
             if report is None or report.get("outcome") != "PASS":
@@ -60,12 +64,15 @@ def main():
             ci = report.get("speedup_ci") or [None, None]
             floor = report.get("fraction_of_floor")
             baseline = report.get("baseline_runtime")
+            peaks = [c["timing"]["peak_tflops"] for c in report.get("cases", [])
+                     if (c.get("timing") or {}).get("peak_tflops")]
             rows.append((problem, name,
                          f"{ms(report['ref_runtime'])} ms -> {ms(report['runtime'])} ms, "
                          f"{ms(report['speedup'])}x [{ms(ci[0])}, {ms(ci[1])}], "
                          f"{'-' if floor is None else f'{100 * floor:.0f}%'} of the floor"
                          + (f", baseline {report.get('baseline')} {ms(baseline)} ms"
-                            if baseline is not None else "")))
+                            if baseline is not None else "")
+                         + (f", FLOP floor at {peaks[0]:.0f} TFLOP/s" if peaks else "")))
     print("kjudge bench of the bundled solutions (reference -> candidate, speedup [95%], "
           "fraction of the physical floor)")
     for problem, name, text in rows:
