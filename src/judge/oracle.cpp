@@ -3,6 +3,8 @@
 // private copies of the master (widened to f64 for the golden's float tensors), so even a
 // reference that writes its inputs cannot change what the candidate is given; such a reference,
 // one that leaves poison in an output, or one that crashes, is reported as the problem's fault.
+// For the GPU bench it also times the problem's timed baseline on each visit: a trusted plan
+// built like the reference, or cuBLAS (kjudge/cublas.hpp).
 #include "judge/oracle.hpp"
 
 #include <chrono>
