@@ -4,6 +4,7 @@
 // a compiler and throw SpecError naming file, field and position on the first mistake.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -182,6 +183,15 @@ struct RecordedBaseline {
 // built-in: "cublas:gemm" (row-major C[m, n] = A[m, k] B[k, n]) or "cublas:gemv" (y[m] =
 // A[m, n] x[n]), on the tensors its `args` name, in their dtypes (f32 or f64 throughout, or f16
 // or bf16 operands with an output of the same dtype or f32; f32 accumulation).
+// A built-in baseline as the row-major GEMM cuBLAS runs, C[m, n] = A[m, k] B[k, n], on one
+// shape set. gemv's y[m] = a[m, n] x[n] is the product of a with x as an n x 1 matrix: the
+// GEMM's n is 1 and its k is gemv's n.
+struct GemmCall {
+  std::array<std::string, 3> roles;    // A's, B's and C's roles as `args` names them
+  std::array<std::string, 3> tensors;  // the problem's tensors in those roles
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
 struct TimedBaseline {
   std::string name;                      // "cuBLAS GEMM"
   std::optional<KernelSource> plan;      // a launch plan; else the built-in
@@ -191,6 +201,11 @@ struct TimedBaseline {
   std::map<std::string, std::string> tensors;
   std::map<std::string, Expr> sizes;
   Location where;
+
+  // The tensor a built-in writes (its c or y).
+  const std::string& output_tensor() const;
+  // The built-in as a GEMM on a shape set's dims. Throws ExprError as Expr::eval does.
+  GemmCall gemm_call(const Env& dims) const;
 };
 
 struct Problem {

@@ -213,25 +213,10 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
   const std::string role = golden ? "golden" : "reference";
   const std::size_t n_in = problem_.inputs.size(), n_out = problem_.outputs.size();
 
-  // Private copies of the master, as this plan sees the inputs.
-  auto make_inputs = [&](std::vector<DeviceBuffer>& copies) {
-    copies.clear();
-    for (std::size_t i = 0; i < n_in; ++i) {
-      const InputSpec& in = problem_.inputs[i];
-      const std::int64_t numel = checked_numel(data.input_shapes[i]);
-      if (golden && is_float(in.dtype)) {
-        copies.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * 8, 1));
-        builtins_->widen_to_f64(copies.back().ptr(), data.master[i].ptr(), in.dtype, numel, stream);
-      } else {
-        const std::size_t bytes = tensor_bytes(in.dtype, data.input_shapes[i]);
-        copies.emplace_back(std::max<std::size_t>(bytes, 1));
-        copy_device(copies.back().ptr(), data.master[i].ptr(), bytes, stream);
-      }
-    }
-  };
-  std::vector<DeviceBuffer> inputs, pristine;
-  make_inputs(inputs);
-  if (!visit) make_inputs(pristine); // what `inputs` must still hold afterwards
+  const std::vector<DeviceBuffer> inputs = private_inputs(data, golden);
+  // What `inputs` must still hold afterwards.
+  const std::vector<DeviceBuffer> pristine =
+      visit ? std::vector<DeviceBuffer>{} : private_inputs(data, golden);
   std::vector<CUdeviceptr> input_ptrs;
   for (const auto& b : inputs)
     input_ptrs.push_back(b.ptr());
@@ -248,13 +233,8 @@ void Oracle::produce(const CompiledPlan& plan, const Module& module, CaseData& d
     output_ptrs.push_back(outputs.back().ptr());
   }
   auto fill_outputs = [&](int run) {
-    for (std::size_t o = 0; o < n_out; ++o) {
-      const std::size_t bytes = tensor_bytes(dtype_of(o), data.output_shapes[o]);
-      if (problem_.outputs[o].init == InitRule::zero)
-        fill_bytes(outputs[o].ptr(), 0, bytes, stream);
-      else
-        builtins_->fill_pattern(outputs[o].ptr(), bytes, poison_pattern(run, dtype_of(o)), stream);
-    }
+    for (std::size_t o = 0; o < n_out; ++o)
+      prepare_output(o, output_ptrs[o], dtype_of(o), data.output_shapes[o], run);
   };
   auto read_outputs = [&]() {
     std::vector<HostTensor> host;
@@ -444,29 +424,49 @@ std::optional<std::string> Oracle::enable_baseline() {
   return std::nullopt;
 }
 
+std::vector<DeviceBuffer> Oracle::private_inputs(const CaseData& data, bool golden) const {
+  const CUstream stream = context_.stream();
+  std::vector<DeviceBuffer> copies;
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
+    const InputSpec& in = problem_.inputs[i];
+    const std::int64_t numel = checked_numel(data.input_shapes[i]);
+    if (golden && is_float(in.dtype)) {
+      copies.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(numel) * 8, 1));
+      builtins_->widen_to_f64(copies.back().ptr(), data.master[i].ptr(), in.dtype, numel, stream);
+    } else {
+      const std::size_t bytes = tensor_bytes(in.dtype, data.input_shapes[i]);
+      copies.emplace_back(std::max<std::size_t>(bytes, 1));
+      copy_device(copies.back().ptr(), data.master[i].ptr(), bytes, stream);
+    }
+  }
+  return copies;
+}
+
+void Oracle::prepare_output(std::size_t o, CUdeviceptr ptr, DType dtype, const Shape& shape,
+                            int run) const {
+  const std::size_t bytes = tensor_bytes(dtype, shape);
+  if (problem_.outputs[o].init == InitRule::zero)
+    fill_bytes(ptr, 0, bytes, context_.stream());
+  else
+    builtins_->fill_pattern(ptr, bytes, poison_pattern(run, dtype), context_.stream());
+}
+
 void Oracle::time_baseline(CaseData& data, const std::string& case_id) {
   const TimedBaseline& b = *problem_.timed_baseline;
   const CUstream stream = context_.stream();
   // Private copies of the inputs: the master stays untouched whatever the baseline does.
-  std::vector<DeviceBuffer> inputs;
+  const std::vector<DeviceBuffer> inputs = private_inputs(data, false);
   std::vector<CUdeviceptr> input_ptrs;
-  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
-    const std::size_t bytes = tensor_bytes(problem_.inputs[i].dtype, data.input_shapes[i]);
-    inputs.emplace_back(std::max<std::size_t>(bytes, 1));
-    copy_device(inputs.back().ptr(), data.master[i].ptr(), bytes, stream);
-    input_ptrs.push_back(inputs.back().ptr());
-  }
+  for (const auto& buffer : inputs)
+    input_ptrs.push_back(buffer.ptr());
   std::vector<PooledBuffer> outputs;
   std::vector<CUdeviceptr> output_ptrs;
   for (std::size_t o = 0; o < problem_.outputs.size(); ++o) {
     const DType dtype = problem_.outputs[o].dtype;
-    const std::size_t bytes = tensor_bytes(dtype, data.output_shapes[o]);
-    outputs.push_back(output_pool_->take(std::max<std::size_t>(bytes, 1)));
+    outputs.push_back(
+        output_pool_->take(std::max<std::size_t>(tensor_bytes(dtype, data.output_shapes[o]), 1)));
     output_ptrs.push_back(outputs.back().ptr());
-    if (problem_.outputs[o].init == InitRule::zero)
-      fill_bytes(output_ptrs.back(), 0, bytes, stream);
-    else
-      builtins_->fill_pattern(output_ptrs.back(), bytes, poison_pattern(0, dtype), stream);
+    prepare_output(o, output_ptrs.back(), dtype, data.output_shapes[o], 0);
   }
   flush_l2();
   double ms = 0;
@@ -474,25 +474,20 @@ void Oracle::time_baseline(CaseData& data, const std::string& case_id) {
     run_plan(baseline_, *baseline_module_, data, input_ptrs, output_ptrs, "baseline", case_id,
              &ms);
   } else {
-    auto pointer_of = [&](const std::string& role) {
-      const std::string& name = b.tensors.at(role);
+    const GemmCall call = b.gemm_call(data.env);
+    auto pointer_of = [&](const std::string& name) {
       for (std::size_t i = 0; i < problem_.inputs.size(); ++i)
         if (problem_.inputs[i].name == name) return input_ptrs[i];
       for (std::size_t o = 0; o < problem_.outputs.size(); ++o)
         if (problem_.outputs[o].name == name) return output_ptrs[o];
       throw InternalError("a built-in baseline's tensor was checked at load");
     };
-    auto size = [&](const std::string& role) { return b.sizes.at(role).eval(data.env); };
-    const bool gemm = b.builtin == "cublas:gemm";
-    const std::string& result = b.tensors.at(gemm ? "c" : "y");
-    const DType operand = problem_.find_input(b.tensors.at("a"))->dtype;
-    const DType result_dtype = problem_.find_output(result)->dtype;
+    const DType operand = problem_.find_input(call.tensors[0])->dtype;
+    const DType result = problem_.find_output(call.tensors[2])->dtype;
     CudaEvent start, end;
     start.record(stream);
-    // gemv as the product of A[m, n] with x as an n x 1 matrix.
-    cublas_->gemm(pointer_of("a"), pointer_of(gemm ? "b" : "x"), pointer_of(gemm ? "c" : "y"),
-                  operand, result_dtype, size("m"), gemm ? size("n") : 1,
-                  gemm ? size("k") : size("n"));
+    cublas_->gemm(pointer_of(call.tensors[0]), pointer_of(call.tensors[1]),
+                  pointer_of(call.tensors[2]), operand, result, call.m, call.n, call.k);
     end.record(stream);
     ms = CudaEvent::elapsed_ms(start, end);
   }

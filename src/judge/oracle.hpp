@@ -170,6 +170,13 @@ private:
   // The case's inputs for visit `visit_id`, then its golden and reference (`visit`: as a bench
   // visit makes them; null: as the check does).
   CaseData make_case(const Case& c, std::uint32_t visit_id, const Visit* visit);
+  // Private copies of the case's master inputs, as a plan sees them: float tensors widened to
+  // f64 for the golden.
+  std::vector<DeviceBuffer> private_inputs(const CaseData& data, bool golden) const;
+  // Output `o`'s buffer as run `run` (0 or 1) finds it: zeros for an init = "zero" output, else
+  // that run's poison.
+  void prepare_output(std::size_t o, CUdeviceptr ptr, DType dtype, const Shape& shape,
+                      int run) const;
   // A visit's baseline run: on private copies of the inputs, after an L2 flush, timed.
   void time_baseline(CaseData& data, const std::string& case_id);
   CaseData make_inputs(const Case& c, std::uint32_t visit);

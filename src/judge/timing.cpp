@@ -54,7 +54,8 @@ std::optional<FlopUnit> flop_unit(const Problem& problem) {
 namespace {
 
 // cuBLAS's best of three on a square GEMM large enough to run at its peak (after one untimed
-// run), in TFLOP/s; 0 with the reason in `unit` when cuBLAS cannot be used.
+// run), in TFLOP/s, with how it was measured in `described`; 0 with the reason there when cuBLAS
+// cannot be used.
 double measure_peak_tflops(Oracle& oracle, const FlopUnit& unit, std::string& described) {
   std::string why;
   Cublas* blas = oracle.cublas(&why);
@@ -97,7 +98,7 @@ DeviceRates measure_rates(Oracle& oracle, const Problem& problem) {
   const CUstream stream = oracle.context().stream();
   fill_bytes(a.ptr(), 1, bytes, stream);
   fill_bytes(b.ptr(), 1, bytes, stream);
-  DeviceRates bw;
+  DeviceRates rates;
   constexpr int k_runs = 5;
   for (int k = 0; k < k_runs; ++k) {
     const double copy_ms =
@@ -106,17 +107,19 @@ DeviceRates measure_rates(Oracle& oracle, const Problem& problem) {
       oracle.builtins().count_async(BuiltinKernels::mismatched_bytes(a.ptr(), b.ptr(), bytes),
                                     counter.ptr(), s);
     });
-    bw.copy_gbs = std::max(bw.copy_gbs, 2.0 * static_cast<double>(bytes) / (copy_ms * 1e6));
-    bw.read_gbs = std::max(bw.read_gbs, 2.0 * static_cast<double>(bytes) / (read_ms * 1e6));
+    rates.copy_gbs =
+        std::max(rates.copy_gbs, 2.0 * static_cast<double>(bytes) / (copy_ms * 1e6));
+    rates.read_gbs =
+        std::max(rates.read_gbs, 2.0 * static_cast<double>(bytes) / (read_ms * 1e6));
   }
   oracle.context().synchronize();
   if (problem.floor_flops) {
     if (const std::optional<FlopUnit> unit = flop_unit(problem))
-      bw.peak_tflops = measure_peak_tflops(oracle, *unit, bw.peak_unit);
+      rates.peak_tflops = measure_peak_tflops(oracle, *unit, rates.peak_unit);
     else
-      bw.peak_unit = "no FLOP floor: the problem has no float input to set the unit";
+      rates.peak_unit = "no FLOP floor: the problem has no float input to set the unit";
   }
-  return bw;
+  return rates;
 }
 
 double probe_sm_clock_mhz(Oracle& oracle) {
@@ -286,7 +289,7 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
       }
       for (std::size_t o = 0; o < findings.size(); ++o) {
         const std::string& name = problem.outputs[o].name;
-        const bool written = b.plan || b.tensors.at(b.builtin == "cublas:gemm" ? "c" : "y") == name;
+        const bool written = b.plan || b.output_tensor() == name;
         if (written && !findings[o].pass())
           return fail(Reason::spec_error,
                       fmt::format("the baseline '{}' fails its first visit of case {}: output "

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,8 +57,13 @@ struct TomlContext {
 
 // Every key of `table` must be in `allowed`; otherwise a SpecError at the key's position:
 // "unknown field 'dtyp' in input[0]; did you mean 'dtype'?". `owner` empty = the top level.
-void check_keys(const toml::table& table, std::initializer_list<std::string_view> allowed,
+void check_keys(const toml::table& table, std::span<const std::string_view> allowed,
                 const std::string& owner, const TomlContext& ctx);
+inline void check_keys(const toml::table& table, std::initializer_list<std::string_view> allowed,
+                       const std::string& owner, const TomlContext& ctx) {
+  check_keys(table, std::span<const std::string_view>(allowed.begin(), allowed.size()), owner,
+             ctx);
+}
 
 std::string_view type_name(const toml::node& node);
 std::string join(std::string_view prefix, std::string_view key); // "input[0]" + "dtype"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -77,6 +78,54 @@ T need_word(const toml::node& node, const std::string& field, const TomlContext&
   if (auto v = parse(word)) return *v;
   ctx.fail(node, field, fmt::format("unknown value '{}' (known: {})", word, known));
 }
+
+// A built-in baseline's `args`: its tensors in the roles of cuBLAS's A, B and C, and the written
+// names of the GEMM's m, n and k (empty: gemv's GEMM n, which is 1).
+struct BuiltinForm {
+  std::string_view name;
+  std::array<std::string_view, 3> tensor_roles;
+  std::array<std::string_view, 3> size_roles;
+};
+constexpr BuiltinForm k_builtin_forms[] = {
+    {"cublas:gemm", {"a", "b", "c"}, {"m", "n", "k"}},
+    {"cublas:gemv", {"a", "x", "y"}, {"m", "", "n"}},
+};
+
+const BuiltinForm* builtin_form(std::string_view builtin) {
+  for (const BuiltinForm& f : k_builtin_forms)
+    if (f.name == builtin) return &f;
+  return nullptr;
+}
+
+const BuiltinForm& known_form(const TimedBaseline& b) {
+  const BuiltinForm* form = builtin_form(b.builtin);
+  KJ_EXPECTS(form != nullptr, "a built-in baseline was checked at load");
+  return *form;
+}
+
+} // namespace
+
+const std::string& TimedBaseline::output_tensor() const {
+  return tensors.at(std::string(known_form(*this).tensor_roles[2]));
+}
+
+GemmCall TimedBaseline::gemm_call(const Env& dims) const {
+  const BuiltinForm& form = known_form(*this);
+  GemmCall call;
+  for (std::size_t r = 0; r < 3; ++r) {
+    call.roles[r] = std::string(form.tensor_roles[r]);
+    call.tensors[r] = tensors.at(call.roles[r]);
+  }
+  std::array<std::int64_t, 3> mnk{};
+  for (std::size_t s = 0; s < 3; ++s)
+    mnk[s] = form.size_roles[s].empty() ? 1 : sizes.at(std::string(form.size_roles[s])).eval(dims);
+  call.m = mnk[0];
+  call.n = mnk[1];
+  call.k = mnk[2];
+  return call;
+}
+
+namespace {
 
 struct Loader {
   TomlContext ctx;
@@ -299,31 +348,24 @@ struct Loader {
     detail::check_keys(t, {"name", "builtin", "args"}, field, ctx);
     const toml::node& builtin = detail::need_key(t, "builtin", field, ctx);
     b.builtin = detail::need_string(builtin, detail::join(field, "builtin"), ctx);
-    // Each built-in's tensor roles (inputs first, then the output) and sizes.
-    std::vector<std::string> tensor_roles, size_roles;
-    if (b.builtin == "cublas:gemm") {
-      tensor_roles = {"a", "b", "c"};
-      size_roles = {"m", "n", "k"};
-    } else if (b.builtin == "cublas:gemv") {
-      tensor_roles = {"a", "x", "y"};
-      size_roles = {"m", "n"};
-    } else {
+    const BuiltinForm* form = builtin_form(b.builtin);
+    if (!form)
       ctx.fail(builtin, detail::join(field, "builtin"),
                fmt::format("unknown built-in '{}' (known: cublas:gemm, cublas:gemv)", b.builtin));
-    }
     const std::string args_field = detail::join(field, "args");
     const toml::table& args = need_table_key(t, "args", field);
-    if (b.builtin == "cublas:gemm")
-      detail::check_keys(args, {"a", "b", "c", "m", "n", "k"}, args_field, ctx);
-    else
-      detail::check_keys(args, {"a", "x", "y", "m", "n"}, args_field, ctx);
+    std::vector<std::string_view> known(form->tensor_roles.begin(), form->tensor_roles.end());
+    for (std::string_view role : form->size_roles)
+      if (!role.empty()) known.push_back(role);
+    detail::check_keys(args, known, args_field, ctx);
+    // The tensors: A and B inputs, C an output.
     std::vector<DType> dtypes;
-    for (std::size_t r = 0; r < tensor_roles.size(); ++r) {
-      const std::string& role = tensor_roles[r];
+    for (std::size_t r = 0; r < form->tensor_roles.size(); ++r) {
+      const std::string role(form->tensor_roles[r]);
       const std::string f = detail::join(args_field, role);
       const toml::node& n = detail::need_key(args, role, args_field, ctx);
       const std::string tensor = detail::need_string(n, f, ctx);
-      const bool is_output = r + 1 == tensor_roles.size();
+      const bool is_output = r + 1 == form->tensor_roles.size();
       std::optional<DType> dtype;
       if (is_output) {
         if (const OutputSpec* o = p.find_output(tensor)) dtype = o->dtype;
@@ -347,7 +389,9 @@ struct Loader {
                            "output of the same dtype or f32 (here {}, {} -> {})",
                            b.builtin, dtype_name(dtypes[0]), dtype_name(dtypes[1]),
                            dtype_name(result)));
-    for (const std::string& role : size_roles) {
+    for (std::string_view written : form->size_roles) {
+      if (written.empty()) continue;
+      const std::string role(written);
       const toml::node& n = detail::need_key(args, role, args_field, ctx);
       Expr e = detail::expr_value(n, detail::join(args_field, role), ctx);
       e.check_names(dim_names);
@@ -358,32 +402,25 @@ struct Loader {
 
   // A built-in baseline's sizes on a public shape set must match the tensors it is given.
   void check_builtin_sizes(const TimedBaseline& b, const Env& env, const std::string& desc) {
-    std::map<std::string, std::int64_t> size;
     for (const auto& [role, e] : b.sizes)
-      size[role] = eval_in(e, env, desc);
-    for (const auto& [role, value] : size)
-      if (value < 1)
-        throw SpecError(b.sizes.at(role).where(),
+      if (const std::int64_t value = eval_in(e, env, desc); value < 1)
+        throw SpecError(e.where(),
                         fmt::format("baseline '{}': {} = {} for {}: a size must be at least 1",
                                     b.name, role, value, desc));
-    const bool gemm = b.builtin == "cublas:gemm";
-    // Elements each operand must hold: a is m x k (x n for gemv), and so on.
-    const std::int64_t k = gemm ? size["k"] : size["n"], n = gemm ? size["n"] : 1;
-    const std::map<std::string, std::int64_t> want =
-        gemm ? std::map<std::string, std::int64_t>{{"a", size["m"] * k}, {"b", k * n},
-                                                   {"c", size["m"] * n}}
-             : std::map<std::string, std::int64_t>{{"a", size["m"] * k}, {"x", k},
-                                                   {"y", size["m"]}};
-    for (const auto& [role, tensor] : b.tensors) {
+    // Elements each operand must hold: A is m x k, B k x n, C m x n.
+    const GemmCall call = b.gemm_call(env);
+    const std::array<std::int64_t, 3> want = {call.m * call.k, call.k * call.n, call.m * call.n};
+    for (std::size_t r = 0; r < call.tensors.size(); ++r) {
+      const std::string& tensor = call.tensors[r];
       const std::vector<Expr>* shape = nullptr;
       if (const InputSpec* in = p.find_input(tensor)) shape = &in->shape;
       if (const OutputSpec* o = p.find_output(tensor)) shape = &o->shape;
       const std::int64_t numel = checked_numel(eval_shape(*shape, env, tensor, b.where));
-      if (numel != want.at(role))
+      if (numel != want[r])
         throw SpecError(b.where, fmt::format("baseline '{}': {} '{}' holds {} elements where {} "
                                              "needs {} for {}",
-                                             b.name, role, tensor, numel, b.builtin,
-                                             want.at(role), desc));
+                                             b.name, call.roles[r], tensor, numel, b.builtin,
+                                             want[r], desc));
     }
   }
 

@@ -75,7 +75,7 @@ std::string join(std::string_view prefix, std::string_view key) {
   return fmt::format("{}.{}", prefix, key);
 }
 
-void check_keys(const toml::table& table, std::initializer_list<std::string_view> allowed,
+void check_keys(const toml::table& table, std::span<const std::string_view> allowed,
                 const std::string& owner, const TomlContext& ctx) {
   for (auto&& [key, value] : table) {
     const std::string_view k = key.str();

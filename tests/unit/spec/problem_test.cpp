@@ -675,6 +675,47 @@ args = { a = "x", b = "w", c = "y", m = "R", n = "C", k = "C" }
   EXPECT_EQ(p.timed_baseline->sizes.at("k").text(), "C");
   EXPECT_TRUE(p.baselines.empty()); // no recorded one
   expect_same_problem(p, from_text(export_problem_toml(p)));
+  EXPECT_EQ(p.timed_baseline->output_tensor(), "y");
+  const GemmCall call = p.timed_baseline->gemm_call(Env{{"C", 100}, {"R", 64}});
+  EXPECT_EQ(call.tensors, (std::array<std::string, 3>{"x", "w", "y"}));
+  EXPECT_EQ(call.roles, (std::array<std::string, 3>{"a", "b", "c"}));
+  EXPECT_EQ((std::array<std::int64_t, 3>{call.m, call.n, call.k}),
+            (std::array<std::int64_t, 3>{64, 100, 100}));
+
+  // gemv, u[R] = x[R, C] v[C]: cuBLAS's GEMM with v as a C x 1 matrix.
+  const std::string with_v = replaced(kBase, "[[output]]", R"toml([[input]]
+name = "v"
+dtype = "f32"
+shape = ["C"]
+
+[[output]]
+name = "u"
+dtype = "f32"
+shape = ["R"]
+
+[[output]])toml");
+  const std::string gemv_entry = R"toml(
+[[baseline]]
+name = "cuBLAS SGEMV"
+builtin = "cublas:gemv"
+args = { a = "x", x = "v", y = "u", m = "R", n = "C" }
+)toml";
+  const Problem g = from_text(with_v + gemv_entry);
+  ASSERT_TRUE(g.timed_baseline);
+  EXPECT_EQ(g.timed_baseline->output_tensor(), "u");
+  const GemmCall gemv = g.timed_baseline->gemm_call(Env{{"C", 100}, {"R", 64}});
+  EXPECT_EQ(gemv.roles, (std::array<std::string, 3>{"a", "x", "y"}));
+  EXPECT_EQ(gemv.tensors, (std::array<std::string, 3>{"x", "v", "u"}));
+  EXPECT_EQ((std::array<std::int64_t, 3>{gemv.m, gemv.n, gemv.k}),
+            (std::array<std::int64_t, 3>{64, 1, 100}));
+  expect_same_problem(g, from_text(export_problem_toml(g)));
+  // x is the vector of length n: a y of the wrong length is named by its gemv role.
+  const SpecError short_y = error_of(replaced(with_v, "name = \"u\"\ndtype = \"f32\"\nshape = [\"R\"]",
+                                              "name = \"u\"\ndtype = \"f32\"\nshape = [\"C\"]") +
+                                     gemv_entry);
+  EXPECT_NE(std::string(short_y.what()).find("y 'u' holds 100 elements where cublas:gemv needs 64"),
+            std::string::npos)
+      << short_y.what();
 
   // A launch plan of its own, beside a recorded time.
   const std::string plan = R"toml(
