@@ -128,10 +128,8 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
         }
         continue;
       }
-      if (is_ident(code[k], source, "volatile")) {
-        is_volatile = true;
-        continue;
-      }
+      // A `volatile` after __shared__ stays where it is: `T* volatile p` is a volatile pointer,
+      // `volatile T* p` a pointer to volatile, and moving it would turn one into the other.
       parts.push_back(k);
     }
     // The name: the identifier before the first `[` (or the last token).

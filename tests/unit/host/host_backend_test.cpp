@@ -46,7 +46,9 @@ TEST(HostRewrite, SharedDeclarationsBecomePerBlockStorageOnTheirOwnLines) {
                           "  __shared__ __align__(16) int\n"
                           "      count;\n"
                           "  extern __shared__ float dyn[];\n"
-                          "  y[0] = tile[0][0] + count + dyn[0];\n"
+                          "  __shared__ float* volatile slot;\n"
+                          "  volatile __shared__ int flag;\n"
+                          "  y[0] = tile[0][0] + count + dyn[0] + *slot + flag;\n"
                           "}\n";
   const std::string out = rewrite_for_host(src, "k.cu", {"k"});
   EXPECT_NE(out.find("auto& tile = ::kjh::block_shared<float [ 32 ] [ 33 ], 0>();"),
@@ -54,6 +56,12 @@ TEST(HostRewrite, SharedDeclarationsBecomePerBlockStorageOnTheirOwnLines) {
       << out;
   EXPECT_NE(out.find("auto& count = ::kjh::block_shared<int , 1>();"), std::string::npos) << out;
   EXPECT_NE(out.find("float* dyn = ::kjh::dynamic_shared<float>();"), std::string::npos) << out;
+  // `volatile` where the source put it: a volatile pointer, then a volatile int.
+  EXPECT_NE(out.find("auto& slot = ::kjh::block_shared<float * volatile , 2>();"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("auto& flag = ::kjh::block_shared<volatile int , 3>();"), std::string::npos)
+      << out;
   EXPECT_EQ(out.find("__shared__"), std::string::npos) << out;
   // The source's lines keep their numbers: the rewritten part ends where the source did.
   const std::string body = out.substr(0, out.find("// ---- kjudge host backend"));
