@@ -57,6 +57,7 @@ struct CheckArgs {
   bool no_race_detection = false;
   bool exact_bounds = false;
   bool exact_percentiles = false;
+  bool unsafe_test_switches = false; // honour KJ_TEST_DISABLE (the verdict then says so)
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
   TimingOptions timing;  // bench on the GPU
 };

@@ -51,7 +51,24 @@ void write_report(const std::string& path, const std::string& option,
 
 } // namespace
 
+namespace {
+
+// KJ_TEST_DISABLE turns defences off: refused unless the command line says it knows.
+void refuse_silent_test_switches(bool allowed, const char* command) {
+  const char* value = std::getenv("KJ_TEST_DISABLE");
+  if (value == nullptr || *value == '\0') return;
+  if (!allowed)
+    throw SpecError({"KJ_TEST_DISABLE", "", 0, 0},
+                    fmt::format("test switches ('{}') turn kjudge's defences off; {} refuses them "
+                                "unless --unsafe-test-switches is given",
+                                value, command));
+}
+
+} // namespace
+
 int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  refuse_silent_test_switches(a.unsafe_test_switches, a.runs > 0 ? "bench" : "check");
+  allow_test_switches(a.unsafe_test_switches);
   const Problem problem = load_problem(a.problem);
   std::error_code ec;
   if (!fs::is_regular_file(a.candidate, ec))
@@ -111,6 +128,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
 }
 
 int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostream&) {
+  refuse_silent_test_switches(false, "serve");
+  allow_test_switches(false);
   ServeOptions options;
   options.defaults.backend = parse_backend(a.backend).value_or(Backend::automatic);
   options.defaults.device = a.device;
@@ -124,6 +143,7 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
 
 int run_worker(const std::vector<std::string>& args, std::ostream& err) {
   int fd = -1, device = 0, memory_mb = -1, arena_fd = -1;
+  std::string module_dir;
   bool compile_only = false, host = false;
   auto number = [&](std::size_t i, const char* what) {
     if (i >= args.size()) throw SpecError({"", what, 0, 0}, "a number is missing");
@@ -149,6 +169,8 @@ int run_worker(const std::vector<std::string>& args, std::ostream& err) {
       host = true;
     } else if (args[i] == "--arena-fd") {
       arena_fd = number(++i, "--arena-fd");
+    } else if (args[i] == "--module-dir" && i + 1 < args.size()) {
+      module_dir = args[++i];
     } else {
       throw SpecError({"", "--worker", 0, 0}, fmt::format("unknown argument '{}'", args[i]));
     }
@@ -162,7 +184,7 @@ int run_worker(const std::vector<std::string>& args, std::ostream& err) {
       err << "kjudge --worker --host: --arena-fd N is required\n";
       return static_cast<int>(ExitCode::spec_error);
     }
-    return host_worker_main(fd, arena_fd);
+    return host_worker_main(fd, arena_fd, module_dir);
   }
   if (compile_only) {
     const std::uint64_t cap =

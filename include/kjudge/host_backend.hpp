@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -33,6 +34,21 @@ public:
 std::string rewrite_for_host(std::string_view source, std::string_view file_name,
                              const std::vector<std::string>& expressions);
 
+// The candidate's host build ran past its deadline or its memory cap: the candidate's
+// compile_error, naming the limit.
+class HostCompileLimit : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// A shared object that would run code of the source's as it is loaded, before the worker's
+// confinement could matter: a static constructor or destructor, an initialiser array, an ifunc
+// resolver. The candidate's forbidden_construct.
+class HostLoadTimeCode : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 struct HostCompileOptions {
   std::filesystem::path kjudge_include; // folder holding kjudge/ (device.cuh, host/)
   std::filesystem::path cuda_include;   // the toolkit's include folder (cuda_fp16.h, ...)
@@ -44,7 +60,26 @@ struct HostCompileOptions {
   // atomic orders) and exact out-of-bounds accesses. Built with the compiler's ThreadSanitizer
   // instrumentation and -g, without the sanitizer's runtime; several times slower.
   bool checked = false;
+  // The compile's limits (a HostCompileLimit past either).
+  double deadline_s = 60;
+  std::uint64_t memory_bytes = std::uint64_t{4} << 30;
+  // Off only in the tests that show what each defence stops: the compile's confinement (an
+  // empty environment and Landlock) and the refusal of code that runs at load.
+  bool confine_compile = true;
+  bool refuse_load_time_code = true;
 };
+
+// The folders the host compiler and the loader find Boost.Context in: those of kjudge's own
+// build, then CPLUS_INCLUDE_PATH and LIBRARY_PATH of kjudge's environment (the compile gets an
+// empty one, so they reach it as -I and -L).
+std::vector<std::filesystem::path> host_include_dirs();
+std::vector<std::filesystem::path> host_library_dirs();
+// The libraries a module links beyond the C and C++ runtime (Boost.Context), for the worker to
+// load before its confinement.
+std::vector<std::filesystem::path> host_module_libraries();
+// Why the shared object would run code as it is loaded (its dynamic section has an initialiser
+// or finaliser, its relocations an ifunc), or "" when it would not.
+std::string load_time_code(const std::filesystem::path& shared_object);
 
 // A loaded shared object made from one source.
 class HostModule {
@@ -73,16 +108,16 @@ public:
 private:
   void* handle_ = nullptr;
   int (*count_)() = nullptr;
-  int (*launch_)(int, const unsigned*, const unsigned*, unsigned, void**, unsigned, char*,
-                 unsigned long) = nullptr;
+  int (*launch_)(int, const unsigned*, const unsigned*, unsigned, void**, unsigned,
+                 void (*)(unsigned, void (*)(void*), void*), char*, unsigned long) = nullptr;
   int (*track_)(const void*, unsigned long, const void*, const unsigned long*, unsigned, int) = nullptr;
   unsigned long long (*cpu_ns_)() = nullptr;
 };
 
 // Rewrite and compile, or find in the cache (the key covers the rewritten text, the compiler's
 // version line, the flags and the emulation header); the shared object's path. Throws
-// UnsupportedOnHost, or CompileError (kjudge/nvrtc.hpp) with the compiler's log when the host
-// compiler refuses it.
+// UnsupportedOnHost, HostCompileLimit, HostLoadTimeCode, or CompileError (kjudge/nvrtc.hpp) with
+// the compiler's log when the host compiler refuses it.
 std::filesystem::path build_host_module(std::string_view source, std::string_view file_name,
                                         const std::vector<std::string>& expressions,
                                         const HostCompileOptions& options);
@@ -131,13 +166,30 @@ void place_finding(ShadowFinding& finding, const std::filesystem::path& shared_o
 // front of the candidate's file name); empty when the line names another file.
 std::string place_in_frame(const std::string& frame, std::string_view file_name);
 
-// Confine the calling process (the host worker, after its setup) with a seccomp filter: reads
-// and writes on open descriptors, memory mapping, futexes, time, signals, its own threads and
-// exit stay allowed; everything else (open, exec, fork, sockets, ...) fails with EPERM. Sets
-// no_new_privs. Irreversible; throws std::runtime_error when the filter cannot be loaded.
-// Filters stack: the worker enters `loading` before dlopen (which runs the candidate's static
-// initialisers and needs to open files for reading), then `running`, which takes that away.
-enum class SandboxStage { loading, running };
-void enter_host_sandbox(SandboxStage stage = SandboxStage::running);
+// ---- the host worker's confinement (sandbox.cpp) ---------------------------------------------
+
+// kjudge's CPU threads that run a launch's blocks, one set per process, started on first use or
+// by start_block_threads: the host worker starts them before its filter refuses new threads.
+void start_block_threads(unsigned count);
+// Runs work(context) on `count` of them at once (on the calling thread when count <= 1) and
+// returns when every one has returned. One launch at a time per process.
+void run_on_block_threads(unsigned count, void (*work)(void*), void* context);
+
+struct HostSandbox {
+  std::vector<std::filesystem::path> readable; // the module cache, the libraries' folders
+  std::vector<std::filesystem::path> preload;  // libraries the modules need, loaded first
+  unsigned block_threads = 1;
+};
+// Confines the calling process for good, single-threaded, before any of the candidate's code is
+// loaded: its own user namespace, Landlock (only `readable`, to read), no capabilities, the
+// block threads, then a seccomp allow-list for every thread that still lets files be opened to
+// read (for dlopen). "" when every mechanism is in force (confinement_gaps), else the missing
+// one and why: the host backend then refuses to run.
+std::string confine_host_worker(const HostSandbox& sandbox);
+// Once the module is loaded: the allow-list without opening files.
+void seal_host_worker();
+// What the confinement must refuse, tried: "" when it all is, else the first gap ("Landlock:
+// /proc/self/status is readable").
+std::string confinement_gaps();
 
 } // namespace kj

@@ -156,10 +156,12 @@ int worker_main(int socket_fd, int device = 0);
 // Returns 0 after replying or when the oracle closed the socket, 3 when it cannot start.
 int compile_worker_main(int socket_fd, std::uint64_t memory_cap_bytes);
 
-// The host backend's worker (`kjudge --worker --host --fd N --arena-fd M`): loads a candidate's
-// shared object under seccomp and runs it on the shared arena M. Returns 0 when the oracle is
-// done with it, 3 on a protocol fault.
-int host_worker_main(int socket_fd, int arena_fd);
+// The host backend's worker (`kjudge --worker --host --fd N --arena-fd M --module-dir D`):
+// confines itself (confine_host_worker: D, the module cache, is all it may read), then loads a
+// candidate's shared object from D and runs it on the shared arena M. Its greeting is an error
+// naming the mechanism when the confinement is incomplete. Returns 0 when the oracle is done
+// with it, 3 on a protocol fault or an incomplete confinement.
+int host_worker_main(int socket_fd, int arena_fd, const std::string& module_dir);
 
 // Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
 // next to the executable (../include, ../../include for a build tree, ../share/kjudge/include
@@ -182,5 +184,10 @@ std::filesystem::path find_kjudge_include(const std::filesystem::path& self_exe)
 // check() refuses (ERROR(internal)) a name it does not know, so a typo cannot leave a test's
 // defence silently on.
 bool defence_disabled(std::string_view name);
+// Switches are refused (check() and bench() give ERROR naming them) unless the process allowed
+// them: the CLI's --unsafe-test-switches, or a test. serve never does. Any in force is listed
+// in the verdict (Verdict::defences_disabled).
+void allow_test_switches(bool allowed);
+bool test_switches_allowed();
 
 }  // namespace kj

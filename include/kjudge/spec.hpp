@@ -266,7 +266,6 @@ struct Candidate {
   KernelSource source;                 // text and launches
   std::vector<ScratchSpec> scratch;
   std::vector<std::string> options;    // checked against Problem::allowed_options
-  std::map<std::string, InitRule> output_init;  // per-output init overrides
 };
 
 // Read a candidate file and check its front-matter against the problem.

@@ -231,6 +231,9 @@ struct Verdict {
   std::int64_t cases_total = 0;
   std::int64_t cases_passed = 0;
   std::vector<std::string> skips;       // "SKIP(reason)" lines: checks that could not run
+  // Defences a test switch turned off (KJ_TEST_DISABLE with --unsafe-test-switches): a verdict
+  // with any is no judgement of the candidate.
+  std::vector<std::string> defences_disabled;
   Manifest manifest;
   bool compiled = true;                 // KernelBench field
   std::optional<double> runtime_ms;     // null until bench runs

@@ -21,6 +21,8 @@
 #include <future>
 #include <memory>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -555,12 +557,19 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       for (const CaseSkip& s : plan.skipped)
         v.skips.push_back(fmt::format("SKIP({}) {}", s.why, s.what));
     }
-    const std::set<std::string> unknown = unknown_defences(
-        parse_disabled(std::getenv("KJ_TEST_DISABLE") ? std::getenv("KJ_TEST_DISABLE") : ""));
+    const std::set<std::string> switches =
+        parse_disabled(std::getenv("KJ_TEST_DISABLE") ? std::getenv("KJ_TEST_DISABLE") : "");
+    if (!switches.empty() && !test_switches_allowed())
+      return fail_early(Reason::internal,
+                        fmt::format("KJ_TEST_DISABLE={} would turn defences off: test switches "
+                                    "are refused unless --unsafe-test-switches is given",
+                                    fmt::join(switches, ",")));
+    const std::set<std::string> unknown = unknown_defences(switches);
     if (!unknown.empty())
       return fail_early(Reason::internal,
                         fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: {})",
                                     *unknown.begin(), fmt::join(kDefences, ", ")));
+    v.defences_disabled.assign(switches.begin(), switches.end());
 
     const fs::path include = options.kjudge_include.empty() ? find_kjudge_include(options.self_exe)
                                                             : options.kjudge_include;
@@ -617,6 +626,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
       if (cache && !cache->context) cache->context = context;
       if (cache && cache->context != context) cache = nullptr;
       const DeviceInfo& dev = context->info();
+      ro.memory_cap = dev.total_memory;
       v.manifest.gpu = dev.name;
       v.manifest.driver_version = driver_version_text(dev.driver_version);
       if (dev.clock_khz > 0) v.manifest.clocks = fmt::format("{} MHz", dev.clock_khz / 1000);
@@ -645,6 +655,8 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                                                  : options.cache_dir;
       ro.race_detection = options.race_detection;
       ro.exact_bounds = options.exact_bounds;
+      ro.memory_cap = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                      static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
       // The checked build runs several times slower than the reference it is timed against.
       ro.slowdown = 30;
       ro.deadline_min_s = std::max(ro.deadline_min_s, 5.0);

@@ -22,11 +22,11 @@ Location file_location(const std::filesystem::path& path) {
   return Location{path.filename().string(), "", 0, 0};
 }
 
+} // namespace
+
 unsigned cpu_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
-
-} // namespace
 
 DeviceInfo host_device_info() {
   DeviceInfo d;

@@ -21,6 +21,8 @@ namespace kj::judge {
 // sm_90 device: 1024 threads a block, 227 KiB of shared memory), so a plan that fits here fits
 // there.
 DeviceInfo host_device_info();
+// The CPU threads a launch's blocks spread over.
+unsigned cpu_threads();
 
 // One source built for the host: its kernels' plan view (from NVRTC) and the loaded module.
 struct HostBuiltModule {

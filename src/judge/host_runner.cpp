@@ -5,6 +5,7 @@
 #include "judge/host_runner.hpp"
 
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -81,6 +82,9 @@ HostKernelRunner::~HostKernelRunner() {
 }
 
 std::optional<StartFailure> HostKernelRunner::start() {
+  // The oracle's memory is no other process's to read: without CAP_SYS_PTRACE in kjudge's own
+  // user namespace, which the worker never has, /proc/<oracle>/mem and ptrace are refused.
+  (void)::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (auto why = unsupported_launch(kernel_.source.launches)) return unsupported(*why);
   // NVRTC first: it rejects what CUDA rejects (host calls in device code, off-list headers),
   // and its symbols carry the exact parameter types.
@@ -123,6 +127,10 @@ std::optional<StartFailure> HostKernelRunner::start() {
     }
     if (checked_build.valid()) checked_.shared_object = checked_build.get();
     if (plain_failed) std::rethrow_exception(plain_failed);
+  } catch (const HostLoadTimeCode& e) {
+    return StartFailure{Reason::forbidden_construct, e.what()};
+  } catch (const HostCompileLimit& e) {
+    return StartFailure{Reason::compile_error, e.what()};
   } catch (const UnsupportedOnHost& e) {
     return unsupported(e.what());
   } catch (const CompileError& e) {
@@ -155,7 +163,8 @@ std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
     extras.shared_fd = arena_fd_;
     w.link = std::make_unique<WorkerProcess>(
         std::vector<std::string>{options_.self_exe.string(), "--worker", "--host", "--fd", "{fd}",
-                                 "--arena-fd", "{shared_fd}"},
+                                 "--arena-fd", "{shared_fd}", "--module-dir",
+                                 (host_.cache_dir / "host").string()},
         extras);
   } catch (const std::exception& e) {
     return fail(fmt::format("cannot start a host worker: {}", e.what()));
@@ -278,7 +287,11 @@ RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& da
       std::memset(inner, 0, b.bytes);
   }
 
+  // Times taken from outside the worker: a candidate's code in it cannot change them.
+  const std::optional<double> cpu_before = w.link->cpu_seconds();
+  const auto wall_before = Clock::now();
   const Reply reply = w.link->request(to_json(request), after(out.deadline_s));
+  const std::optional<double> cpu_after = w.link->cpu_seconds();
   if (reply.status != Reply::Status::ok) {
     if (w.checked && reply.status == Reply::Status::died && finding_in_log(w, request, out)) {
       w.link.reset();
@@ -290,8 +303,8 @@ RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& da
     return failed;
   }
 
-  out.cpu_ms = reply.message.value("cpu_ms", 0.0);
-  out.wall_ms = reply.message.value("elapsed_ms", 0.0);
+  out.cpu_ms = cpu_before && cpu_after ? (*cpu_after - *cpu_before) * 1e3 : 0.0;
+  out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - wall_before).count();
   for (std::size_t k = 0; k < request.buffers.size(); ++k) {
     const BufferRequest& b = request.buffers[k];
     const std::byte* base = arena_ + b.arena_offset;

@@ -1,16 +1,15 @@
 // `kjudge --worker --host`: the host backend's candidate worker. On the host a candidate is
 // native code in this process, so this process holds nothing the oracle keeps secret: its
 // buffers live in a shared arena the oracle laid out and filled (inputs, poison, red zones),
-// and it only maps the arena, loads the candidate's shared object and launches. It loads under
-// the seccomp filter's loading stage (the object's static initialisers are the candidate's
-// code) and runs under the running stage: no open, exec, fork or socket. Its stderr is a file
-// the oracle reads when it dies (a checked build's finding: a race or an out-of-bounds access).
+// and it only maps the arena, loads the candidate's shared object and launches. It confines
+// itself before greeting (confine_host_worker) and seals itself once the object is loaded. Its
+// stderr is a file the oracle reads when it dies (a checked build's finding). Its CPU time is
+// read by the oracle from outside, never reported by this process.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <map>
 #include <memory>
 
@@ -37,9 +36,8 @@ public:
   json load(const json& request) {
     const std::string path = request.at("shared_object").get<std::string>();
     const auto lowered = request.at("lowered").get<std::vector<std::string>>();
-    enter_host_sandbox(SandboxStage::loading);
     module_ = std::make_unique<HostModule>(path);
-    enter_host_sandbox(SandboxStage::running);
+    seal_host_worker();
     check_races_ = request.value("check_races", false);
     if (static_cast<std::size_t>(module_->kernel_count()) != lowered.size())
       return error_json("internal", fmt::format("the shared object holds {} kernels, not {}",
@@ -69,14 +67,9 @@ public:
                                                 arena_, spans, check_races_);
       if (!failed.empty()) return error_json("internal", "checked build: " + failed);
     }
-    const auto start = std::chrono::steady_clock::now();
-    double cpu_ms = 0;
-    const std::string failed =
-        launch_on_host(*module_, index_, request.launches, pointers, &cpu_ms);
+    const std::string failed = launch_on_host(*module_, index_, request.launches, pointers);
     if (!failed.empty()) return error_json("crash", failed);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return {{"ok", true}, {"elapsed_ms", ms}, {"cpu_ms", cpu_ms}};
+    return {{"ok", true}};
   }
 
 private:
@@ -118,9 +111,20 @@ private:
 
 } // namespace
 
-int host_worker_main(int socket_fd, int arena_fd) {
+int host_worker_main(int socket_fd, int arena_fd, const std::string& module_dir) {
   // The worker must not outlive the oracle.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  HostSandbox sandbox;
+  if (!module_dir.empty()) sandbox.readable.emplace_back(module_dir);
+  for (const auto& dir : host_library_dirs())
+    sandbox.readable.push_back(dir);
+  sandbox.preload = host_module_libraries();
+  sandbox.block_threads = cpu_threads();
+  if (const std::string gap = confine_host_worker(sandbox); !gap.empty()) {
+    (void)write_message(socket_fd,
+                        error_json("internal", "the host worker's sandbox is incomplete: " + gap));
+    return 3;
+  }
   HostWorker worker(arena_fd);
   if (!write_message(socket_fd, {{"ready", true}, {"pid", ::getpid()}, {"host", true}})) return 0;
   FrameDecoder decoder;

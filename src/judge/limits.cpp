@@ -2,6 +2,7 @@
 #include "judge/limits.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -74,6 +75,13 @@ std::set<std::string> unknown_defences(const std::set<std::string>& names) {
 } // namespace kj::judge
 
 namespace kj {
+
+namespace {
+std::atomic<bool> g_switches_allowed{false};
+} // namespace
+
+void allow_test_switches(bool allowed) { g_switches_allowed = allowed; }
+bool test_switches_allowed() { return g_switches_allowed; }
 
 bool defence_disabled(std::string_view name) {
   // Read on every call (cheap next to a case), so a test may set the variable at run time.

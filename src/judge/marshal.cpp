@@ -281,6 +281,19 @@ ParamType parse_param_type(std::string_view text) {
   flush();
   if (fold_integer_words(words, p)) return p;
   if (words.size() == 1) {
+    // `kj::acc_t<T>` of device.cuh, as a template's lowered name keeps it once T is known:
+    // `kj::storage_traits<__nv_bfloat16>::acc`. It stands for T's accumulator (float for the
+    // 16-bit floats, T itself for float and double); the rounded types have no plain one.
+    constexpr std::string_view traits = "kj::storage_traits<", acc = ">::acc";
+    const std::string_view w = words[0];
+    if (w.size() > traits.size() + acc.size() && w.rfind(traits, 0) == 0 && w.ends_with(acc)) {
+      const ParamType of = parse_param_type(
+          w.substr(traits.size(), w.size() - traits.size() - acc.size()));
+      const bool plain = of.lanes == 1 && of.pointer_depth == 0 && !of.reference;
+      if (plain && (of.value == ValueType::f32 || of.value == ValueType::f64 ||
+                    of.value == ValueType::f16 || of.value == ValueType::bf16))
+        words[0] = of.value == ValueType::f64 ? "double" : "float";
+    }
     for (const auto& n : k_named) {
       if (n.spelling == words[0]) {
         p.element = std::string(n.element);

@@ -305,9 +305,7 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
   };
   for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
     const OutputSpec& spec = problem.outputs[o];
-    InitRule init = spec.init;
-    if (const auto it = kernel.output_init.find(spec.name); it != kernel.output_init.end())
-      init = it->second;
+    const InitRule init = spec.init;
     BufferRequest b;
     b.name = spec.name;
     b.role = BufferRole::output;
@@ -325,6 +323,13 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
     b.fill = fill_for(kernel.scratch[s].init, kernel.scratch[s].dtype);
     total += b.bytes;
     request.buffers.push_back(std::move(b));
+  }
+  if (options.memory_cap > 0 && total > options.memory_cap) {
+    out.reason = Reason::launch_error;
+    out.message = fmt::format("{}: the run holds {} bytes (inputs, outputs and scratch), more than "
+                              "this machine gives a run ({} bytes)",
+                              role, total, options.memory_cap);
+    return false;
   }
   if (problem.memory_limit) {
     const std::int64_t limit = problem.memory_limit->eval(data.env);

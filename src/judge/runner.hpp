@@ -46,6 +46,9 @@ struct RunnerOptions {
   std::string cache_dir, kjudge_include;
   PhaseTrace* trace = nullptr; // KJUDGE_TRACE: the parts of a run
   SpareWorkers* spares = nullptr; // workers started ahead of need (null: started when needed)
+  // The most a run's buffers (inputs, outputs, scratch) may hold on this machine: the device's
+  // memory, or half the host's. A plan past it is the candidate's launch_error (0: no cap).
+  std::uint64_t memory_cap = 0;
   // Defences (off only under their test switches).
   bool redzone = true, poison = true, input_hash = true, static_scan = true;
 };

@@ -10,6 +10,7 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -143,6 +144,14 @@ WorkerProcess::~WorkerProcess() {
     (void)wait(std::chrono::milliseconds(2000));
   }
   if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<double> WorkerProcess::cpu_seconds() const {
+  clockid_t clock;
+  timespec t{};
+  if (pid_ <= 0 || ::clock_getcpuclockid(pid_, &clock) != 0 || ::clock_gettime(clock, &t) != 0)
+    return std::nullopt;
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 void WorkerProcess::kill() {

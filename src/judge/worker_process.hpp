@@ -55,6 +55,9 @@ public:
                         std::optional<Clock::time_point> deadline) = 0;
   // Whether the worker can take another request (not dead, not killed).
   virtual bool alive() const = 0;
+  // The CPU time the worker's process has used so far, read from outside it (a candidate's
+  // code in the worker cannot change it); nullopt where there is no such process.
+  virtual std::optional<double> cpu_seconds() const { return std::nullopt; }
 };
 
 // What a worker gets beyond the socket (the host worker: its shared buffers, its stderr kept
@@ -79,6 +82,7 @@ public:
   Reply hello(std::optional<Clock::time_point> deadline) override;
   Reply request(const nlohmann::json& message, std::optional<Clock::time_point> deadline) override;
   bool alive() const override { return pid_ > 0; }
+  std::optional<double> cpu_seconds() const override;
   pid_t pid() const { return pid_; }
 
   // SIGKILL and reap; safe to call twice.

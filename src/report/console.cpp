@@ -216,6 +216,9 @@ public:
     }
     for (const auto& s : v.skips)
       out_ << s << '\n';
+    if (!v.defences_disabled.empty())
+      out_ << fmt::format("UNSAFE: test switches turned off {}: this verdict judges nothing\n",
+                          fmt::join(v.defences_disabled, ", "));
     // A host verdict says so: it was not measured on a GPU and its cases may be a budget.
     if (v.manifest.backend == "host")
       out_ << "host backend (trust = host)"

@@ -281,6 +281,8 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"fraction_passed", json_number(v.fraction_passed())},
       {"cases", std::move(cases)},
       {"skips", std::move(skips)},
+      // Never absent: a trainer can refuse any verdict whose list is not empty.
+      {"defences_disabled", v.defences_disabled},
       // KernelBench's names, as its reward code reads them. runtime stays null (never -1)
       // until bench measures it, so "not measured" cannot be mistaken for a time.
       {"compiled", v.compiled},

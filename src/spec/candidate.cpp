@@ -185,32 +185,12 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
     }
   }
 
-  // Output init overrides: [outputs.<name>] init = "zero".
-  if (const toml::node* n = root.get("outputs")) {
-    const toml::table& outs = detail::need_table(*n, "outputs", ctx);
-    for (auto&& [key, value] : outs) {
-      const std::string out_name(key.str());
-      const std::string field = detail::join("outputs", out_name);
-      if (!problem.find_output(out_name)) {
-        std::vector<std::string> known;
-        for (const OutputSpec& o : problem.outputs)
-          known.push_back(o.name);
-        std::string msg =
-            fmt::format("'{}' is not an output of problem '{}'", out_name, problem.name);
-        if (auto s = detail::suggest(out_name, known))
-          msg += fmt::format("; did you mean '{}'?", *s);
-        throw SpecError(ctx.at(key.source(), field), msg);
-      }
-      const toml::table& t = detail::need_table(value, field, ctx);
-      detail::check_keys(t, {"init"}, field, ctx);
-      const toml::node& in = detail::need_key(t, "init", field, ctx);
-      const std::string f = detail::join(field, "init");
-      const std::string word = detail::need_string(in, f, ctx);
-      auto rule = parse_init_rule(word);
-      if (!rule) ctx.fail(in, f, fmt::format("unknown value '{}' (known: poison, zero)", word));
-      c.output_init[out_name] = *rule;
-    }
-  }
+  // What the problem decides (its outputs' initialisation, policies, shapes, cases, timeouts) is
+  // not the candidate's to change: an [outputs] table used to switch poisoning off.
+  if (const toml::node* n = root.get("outputs"))
+    ctx.fail(*n, "outputs",
+             "a candidate cannot change the problem's outputs (their init is the problem's): "
+             "remove the [outputs] table; zero a scratch tensor of your own instead");
 
   const toml::node& ln = detail::need_key(root, "launch", "", ctx);
   const toml::array& launches = detail::need_array(ln, "launch", ctx);

@@ -99,8 +99,14 @@ std::string describe(const Verdict& v) {
 
 // Sets KJ_TEST_DISABLE for one scope.
 struct Disabled {
-  explicit Disabled(const char* names) { ::setenv("KJ_TEST_DISABLE", names, 1); }
-  ~Disabled() { ::unsetenv("KJ_TEST_DISABLE"); }
+  explicit Disabled(const char* names) {
+    ::setenv("KJ_TEST_DISABLE", names, 1);
+    kj::allow_test_switches(true);
+  }
+  ~Disabled() {
+    ::unsetenv("KJ_TEST_DISABLE");
+    kj::allow_test_switches(false);
+  }
 };
 
 class Check : public test::GpuTest {

@@ -278,7 +278,8 @@ using Entry = void (*)(void** args);
 
 // Fiber stacks (with a guard page) kept for reuse: mapping and protecting a fresh stack per CUDA
 // thread cost more than running most kernels' threads. Each CPU thread keeps its own list and
-// hands it to the shared one when it ends, so the next launch's threads find them again.
+// hands it to the shared one when it ends. kjudge's block threads outlive a module's unloading,
+// so the shared list is never destroyed: a thread ending at exit still has it to hand to.
 class PooledStack {
   using Stack = boost::context::stack_context;
   struct Shared {
@@ -290,8 +291,8 @@ class PooledStack {
     }
   };
   static Shared& shared() {
-    static Shared p;
-    return p;
+    static Shared* p = new Shared;
+    return *p;
   }
   struct Local {
     std::vector<Stack> free;
@@ -663,8 +664,12 @@ inline unsigned long long last_launch_cpu_ns = 0;
 // Runs the grid: blocks in order, spread over `workers` CPU threads (each takes the next block).
 // The checked build uses one: its shadow memory is then one thread's, and what it finds does
 // not depend on how the blocks happened to interleave.
+// kjudge's block threads (run_on_block_threads): a module starts no thread of its own, so the
+// host worker can refuse new threads before the module is loaded.
+using Parallel = void (*)(unsigned count, void (*work)(void*), void* context);
+
 inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
-                   unsigned shared_bytes, void** args, unsigned workers) {
+                   unsigned shared_bytes, void** args, unsigned workers, Parallel parallel) {
   const unsigned long long blocks =
       static_cast<unsigned long long>(grid[0]) * grid[1] * grid[2];
   std::atomic<unsigned long long> next{0};
@@ -712,13 +717,15 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
     }
   };
   workers = std::max(1u, std::min<unsigned>(workers, static_cast<unsigned>(std::min<unsigned long long>(blocks, 64))));
-  if (workers == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
+  // On kjudge's threads: what escapes `work` (no memory for shared memory) fails the launch.
+  auto guarded = [&] {
+    try {
+      work();
+    } catch (...) {
+      if (!failed.exchange(true)) failure = std::current_exception();
+    }
+  };
+  parallel(workers, [](void* c) { (*static_cast<decltype(guarded)*>(c))(); }, &guarded);
   last_launch_cpu_ns = cpu_ns.load();
   if (failure) std::rethrow_exception(failure);
 }

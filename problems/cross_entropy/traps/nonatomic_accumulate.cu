@@ -1,5 +1,5 @@
-// problems/cross_entropy, trap: one block per row, each adding its row's loss / N into the scalar
-// with a plain `+=` (the output starts at zero). Thousands of blocks read-add-write the same
+// problems/cross_entropy, trap: one block per row, each adding its row's loss / N into a scalar of
+// its own scratch (zeroed) with a plain `+=`, then copied into the output. Thousands of blocks read-add-write the same
 // address at the same time, so updates are lost, a different number on every run: atomicAdd
 // (or a second launch over a scratch vector) was needed.
 /* kjudge
@@ -7,9 +7,18 @@
 kernel = "row_loss_into_mean<256>"
 grid = ["N"]
 block = [256]
-args = ["logits", "target", "loss", "N", "C"]
+args = ["logits", "target", "acc", "N", "C"]
 
-[outputs.loss]
+[[launch]]
+kernel = "copy_scalar"
+grid = [1]
+block = [1]
+args = ["acc", "loss"]
+
+[[scratch]]
+name = "acc"
+dtype = "f32"
+shape = [1]
 init = "zero"
 */
 template <int THREADS>
@@ -43,4 +52,8 @@ __global__ void row_loss_into_mean(const float* __restrict__ logits,
     const float row = (m + logf(red[0])) - xr[target[blockIdx.x]];
     loss[0] += row / static_cast<float>(N);  // not atomic
   }
+}
+
+__global__ void copy_scalar(const float* __restrict__ acc, float* __restrict__ loss) {
+  loss[0] = acc[0];
 }

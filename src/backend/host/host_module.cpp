@@ -1,19 +1,28 @@
 // compile_host_module and HostModule (kjudge/host_backend.hpp): the host compiler run as a
-// child process (posix_spawn, its messages captured to a file), its shared objects kept in a
-// content-addressed cache next to the NVRTC one, and dlopen to load them.
+// confined child (an empty environment, Landlock over what it may read and write, a deadline and
+// a memory cap), its shared objects kept in a content-addressed cache next to the NVRTC one and
+// checked to hold no code that runs when loaded, and dlopen to load them.
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
+#include "backend/host/landlock.hpp"
 #include "kjudge/host_backend.hpp"
 #include "kjudge/nvrtc.hpp"
 #include "kjudge/sha256.hpp"
@@ -55,6 +64,93 @@ int run(const std::vector<std::string>& argv, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The absolute path of `program` as kjudge's PATH finds it (the compile itself gets no PATH).
+fs::path resolve_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return fs::absolute(program);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path p = fs::path(dir.empty() ? "." : dir) / program;
+    if (::access(p.c_str(), X_OK) == 0) return fs::absolute(p);
+  }
+  throw CompileError(fmt::format("the host compiler '{}' is not on PATH", program), "");
+}
+
+struct ConfinedRun {
+  std::vector<landlock::Access> reachable;
+  fs::path temporary_dir;
+  double deadline_s = 60;
+  std::uint64_t memory_bytes = 0;
+};
+enum class Ended { normally, deadline, not_started };
+struct RunResult {
+  Ended ended = Ended::normally;
+  int status = 0; // the exit status, or 128 + the signal
+};
+
+// Runs argv (argv[0] absolute) in a child confined by `limits`: no environment but TMPDIR, only the
+// Landlock rules' paths, an address-space cap, its own process group killed whole at the
+// deadline; stdout and stderr into `log`. Forked, not spawned, so the child can restrict itself
+// before exec; between the two it makes only system calls.
+RunResult run_confined(const std::vector<std::string>& argv, const fs::path& log,
+                       const ConfinedRun& limits) {
+  const landlock::Ruleset rules(limits.reachable);
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (log_fd < 0 || null_fd < 0)
+    throw CompileError(fmt::format("cannot open {}: {}", log.string(), std::strerror(errno)), "");
+  std::vector<std::string> args = argv;
+  std::vector<char*> raw;
+  for (auto& a : args)
+    raw.push_back(a.data());
+  raw.push_back(nullptr);
+  // None of kjudge's environment (it may hold KJUDGE_SECRET, or CPATH and the like that the
+  // compiler would obey): only where its temporary files go, its own build folder.
+  std::string tmpdir = "TMPDIR=" + limits.temporary_dir.string();
+  char* environment[] = {tmpdir.data(), nullptr};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    if (limits.memory_bytes) {
+      const rlimit as{limits.memory_bytes, limits.memory_bytes};
+      ::setrlimit(RLIMIT_AS, &as);
+    }
+    const auto cpu = static_cast<rlim_t>(limits.deadline_s) + 5;
+    const rlimit cpu_limit{cpu, cpu};
+    ::setrlimit(RLIMIT_CPU, &cpu_limit);
+    if (rules.restrict_self() != 0) ::_exit(125);
+    ::execve(raw[0], raw.data(), environment);
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  ::close(null_fd);
+  if (pid < 0) return {Ended::not_started, -1};
+  (void)::setpgid(pid, pid); // as the child does: no window where the group does not exist
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(limits.deadline_s));
+  for (auto pause = std::chrono::microseconds(200);;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      ::kill(-pid, SIGKILL); // what the compiler driver left behind
+      return {Ended::normally, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
+    }
+    if (r < 0 && errno != EINTR) return {Ended::normally, -1};
+    if (std::chrono::steady_clock::now() >= until) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return {Ended::deadline, 128 + SIGKILL};
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(20000));
+  }
+}
+
 // The compiler's first --version line, part of the cache key.
 std::string compiler_identity(const std::string& compiler, const fs::path& scratch) {
   static std::mutex mutex;
@@ -75,7 +171,121 @@ std::string first_lines_of(const std::string& text, int lines) {
   return at == std::string::npos ? text : text.substr(0, at);
 }
 
+std::vector<fs::path> split_path_list(const char* variable) {
+  std::vector<fs::path> out;
+  const char* value = std::getenv(variable);
+  std::istringstream parts(value ? value : "");
+  for (std::string part; std::getline(parts, part, ':');)
+    if (!part.empty()) out.emplace_back(part);
+  return out;
+}
+
+std::vector<fs::path> existing(std::vector<fs::path> dirs) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto& d : dirs)
+    if (!d.empty() && fs::exists(d, ec) &&
+        std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(std::move(d));
+  return out;
+}
+
+// The ELF file's bytes at virtual address `at` (through its PT_LOAD segments), or nullptr.
+const std::byte* at_address(const std::string& file, std::uint64_t at, std::uint64_t size) {
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(file.data());
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    const auto* ph = reinterpret_cast<const Elf64_Phdr*>(file.data() + eh->e_phoff +
+                                                         static_cast<std::size_t>(i) * eh->e_phentsize);
+    if (ph->p_type == PT_LOAD && at >= ph->p_vaddr && at + size <= ph->p_vaddr + ph->p_filesz &&
+        ph->p_offset + (at - ph->p_vaddr) + size <= file.size())
+      return reinterpret_cast<const std::byte*>(file.data() + ph->p_offset + (at - ph->p_vaddr));
+  }
+  return nullptr;
+}
+
 } // namespace
+
+std::vector<fs::path> host_include_dirs() {
+  std::vector<fs::path> dirs = {KJ_BOOST_INCLUDE_DIR};
+  for (auto& d : split_path_list("CPLUS_INCLUDE_PATH"))
+    dirs.push_back(std::move(d));
+  return existing(std::move(dirs));
+}
+
+std::vector<fs::path> host_library_dirs() {
+  std::vector<fs::path> dirs = {fs::path(KJ_BOOST_CONTEXT_LIBRARY).parent_path()};
+  for (auto& d : split_path_list("LIBRARY_PATH"))
+    dirs.push_back(std::move(d));
+  return existing(std::move(dirs));
+}
+
+std::vector<fs::path> host_module_libraries() {
+  for (const fs::path& dir : host_library_dirs()) {
+    std::error_code ec;
+    if (const fs::path p = dir / "libboost_context.so"; fs::exists(p, ec)) return {p};
+  }
+  return {};
+}
+
+std::string load_time_code(const fs::path& shared_object) {
+  const std::string file = read_file(shared_object);
+  if (file.size() < sizeof(Elf64_Ehdr) || std::memcmp(file.data(), ELFMAG, SELFMAG) != 0 ||
+      file[EI_CLASS] != ELFCLASS64)
+    return "it is not a 64-bit ELF file";
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(file.data());
+  if (eh->e_phoff + static_cast<std::uint64_t>(eh->e_phnum) * eh->e_phentsize > file.size() ||
+      eh->e_shoff + static_cast<std::uint64_t>(eh->e_shnum) * eh->e_shentsize > file.size())
+    return "its headers lie outside the file";
+  // The dynamic section: what the loader runs.
+  std::uint64_t rela = 0, rela_size = 0, jmprel = 0, jmprel_size = 0;
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    const auto* ph = reinterpret_cast<const Elf64_Phdr*>(file.data() + eh->e_phoff +
+                                                         static_cast<std::size_t>(i) * eh->e_phentsize);
+    if (ph->p_type != PT_DYNAMIC) continue;
+    if (ph->p_offset + ph->p_filesz > file.size()) return "its dynamic section lies outside it";
+    const auto* dyn = reinterpret_cast<const Elf64_Dyn*>(file.data() + ph->p_offset);
+    for (std::size_t k = 0; k < ph->p_filesz / sizeof(Elf64_Dyn) && dyn[k].d_tag != DT_NULL; ++k) {
+      const auto v = dyn[k].d_un.d_val;
+      switch (dyn[k].d_tag) {
+      case DT_INIT: return "an initialisation function (DT_INIT)";
+      case DT_FINI: return "a finalisation function (DT_FINI)";
+      case DT_INIT_ARRAYSZ:
+        if (v) return "static constructors or dynamically initialised objects (.init_array)";
+        break;
+      case DT_PREINIT_ARRAYSZ:
+        if (v) return "a pre-initialisation array (.preinit_array)";
+        break;
+      case DT_FINI_ARRAYSZ:
+        if (v) return "static destructors (.fini_array)";
+        break;
+      case DT_RELA: rela = v; break;
+      case DT_RELASZ: rela_size = v; break;
+      case DT_JMPREL: jmprel = v; break;
+      case DT_PLTRELSZ: jmprel_size = v; break;
+      default: break;
+      }
+    }
+  }
+  for (const auto& [start, size] : {std::pair{rela, rela_size}, std::pair{jmprel, jmprel_size}}) {
+    if (size == 0) continue;
+    const auto* r = reinterpret_cast<const Elf64_Rela*>(at_address(file, start, size));
+    if (!r) return "its relocations lie outside it";
+    for (std::size_t k = 0; k < size / sizeof(Elf64_Rela); ++k)
+      if (ELF64_R_TYPE(r[k].r_info) == R_X86_64_IRELATIVE) return "an ifunc resolver";
+  }
+  // An exported ifunc runs its resolver when a jump slot is bound, also at load (RTLD_NOW).
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    const auto* sh = reinterpret_cast<const Elf64_Shdr*>(file.data() + eh->e_shoff +
+                                                         static_cast<std::size_t>(i) * eh->e_shentsize);
+    if (sh->sh_type != SHT_DYNSYM && sh->sh_type != SHT_SYMTAB) continue;
+    if (sh->sh_offset + sh->sh_size > file.size()) return "its symbols lie outside it";
+    const auto* sym = reinterpret_cast<const Elf64_Sym*>(file.data() + sh->sh_offset);
+    for (std::size_t k = 0; k < sh->sh_size / sizeof(Elf64_Sym); ++k)
+      if (ELF64_ST_TYPE(sym[k].st_info) == STT_GNU_IFUNC && sym[k].st_shndx != SHN_UNDEF)
+        return "an ifunc resolver";
+  }
+  return "";
+}
 
 HostModule::HostModule(const fs::path& shared_object) {
   handle_ = ::dlopen(shared_object.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -93,7 +303,11 @@ HostModule::HostModule(const fs::path& shared_object) {
 }
 
 HostModule::~HostModule() {
-  if (handle_) ::dlclose(handle_);
+  if (!handle_) return;
+  // The destructors the module's statics registered, while its code is still mapped.
+  if (auto finalize = reinterpret_cast<void (*)()>(::dlsym(handle_, "kj_host_finalize")))
+    finalize();
+  ::dlclose(handle_);
 }
 
 int HostModule::kernel_count() const { return count_(); }
@@ -104,7 +318,9 @@ std::string HostModule::launch(int index, const unsigned grid[3], const unsigned
                                unsigned shared_bytes, void** args, unsigned workers) const {
   if (index < 0 || index >= count_()) return fmt::format("no kernel {}", index);
   char error[1024] = {0};
-  if (launch_(index, grid, block, shared_bytes, args, workers, error, sizeof error) == 0) return "";
+  if (launch_(index, grid, block, shared_bytes, args, workers, run_on_block_threads, error,
+              sizeof error) == 0)
+    return "";
   return error[0] ? std::string(error) : std::string("the launch failed");
 }
 
@@ -148,6 +364,39 @@ void place_finding(ShadowFinding& finding, const fs::path& shared_object,
   }
 }
 
+namespace {
+
+// What the candidate's compile may reach: the toolchain and system folders to read and run, the
+// headers and libraries it is given, its own build folder to write, and nothing else (no /proc,
+// /etc, home or work tree).
+std::vector<landlock::Access> compile_reach(const fs::path& compiler, const fs::path& build_dir,
+                                            const HostCompileOptions& options) {
+  std::vector<landlock::Access> reach = {
+      {"/usr", false, true}, {"/lib", false, true}, {"/lib64", false, true},
+      {compiler.parent_path().parent_path(), false, true},
+      {"/etc/ld.so.cache"}, {options.kjudge_include}, {"/dev/null", true},
+      {build_dir, true}};
+  if (!options.cuda_include.empty()) reach.push_back({fs::weakly_canonical(options.cuda_include)});
+  for (const auto& d : host_include_dirs())
+    reach.push_back({d});
+  for (const auto& d : host_library_dirs())
+    reach.push_back({d});
+  return reach;
+}
+
+// "#line 1 "name"": a file name as a string literal, whatever bytes it holds.
+std::string line_directive(std::string_view file_name) {
+  std::string out = "#line 1 \"";
+  for (const char c : file_name) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out + "\"\n";
+}
+
+} // namespace
+
 fs::path build_host_module(std::string_view source, std::string_view file_name,
                            const std::vector<std::string>& expressions,
                            const HostCompileOptions& options) {
@@ -161,10 +410,17 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   const std::string emulation_text = read_file(emulation);
   if (emulation_text.empty())
     throw CompileError(fmt::format("cannot read {}", emulation.string()), "");
-  std::vector<std::string> argv = {options.compiler, "-std=c++20", "-O2", "-fPIC", "-shared",
-                                   "-pthread", "-ffp-contract=off", "-w",
+  const fs::path compiler = resolve_program(options.compiler);
+  // -B: with no PATH the driver finds the assembler and linker beside itself. -nostartfiles:
+  // no C runtime start files, whose initialiser and finaliser entries would hide the
+  // candidate's (load_time_code refuses any).
+  std::vector<std::string> argv = {compiler.string(), "-B" + compiler.parent_path().string() + "/",
+                                   "-std=c++20", "-O2", "-fPIC", "-shared", "-nostartfiles",
+                                   "-pipe", "-pthread", "-ffp-contract=off", "-w",
                                    "-I" + options.kjudge_include.string()};
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
+  for (const auto& d : host_include_dirs())
+    argv.push_back("-I" + d.string());
   // The checked build: the sanitizer's instrumentation (a hook call per load and store) with
   // the hooks of cuda_emulation.hpp; compiled and linked apart, so the driver does not link
   // the sanitizer's own runtime.
@@ -173,11 +429,20 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
                              "-g"});
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   argv.insert(argv.end(), {"-include", "kjudge/host/cuda_emulation.hpp"});
+  std::vector<std::string> link = {"-nostartfiles"};
+  for (const auto& d : host_library_dirs())
+    link.insert(link.end(), {"-L" + d.string(), "-Wl,-rpath," + d.string()});
+  link.push_back("-lboost_context");
 
-  std::string key_text = compiler_identity(options.compiler, dir) + '\0';
+  std::string key_text = compiler_identity(compiler.string(), dir) + '\0';
   for (const auto& a : argv)
     key_text += a + '\0';
-  key_text += sha256_hex(emulation_text) + '\0' + text;
+  for (const auto& a : link)
+    key_text += a + '\0';
+  // A module made without a defence (a test's) is never another build's.
+  key_text += options.refuse_load_time_code ? "refused\0" : "unchecked\0";
+  key_text += options.confine_compile ? "confined\0" : "open\0";
+  key_text += sha256_hex(emulation_text) + '\0' + std::string(file_name) + '\0' + text;
   const std::string key = sha256_hex(key_text);
   const fs::path so = dir / (key + ".so");
   if (fs::exists(so)) return so;
@@ -190,33 +455,79 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
                  log = dir / (stem + ".log");
   {
     std::ofstream f(cpp, std::ios::binary);
-    // Messages name the candidate's file and lines.
-    f << "#line 1 \"" << std::string(file_name) << "\"\n" << text;
+    // Messages name the candidate's file and lines. The C runtime's start files are not linked:
+    // this is the handle they would give the module's registered destructors.
+    // The start files' __cxa_finalize at unload is kj_host_finalize's, called before dlclose.
+    f << "__attribute__((visibility(\"hidden\"))) void* __dso_handle = &__dso_handle;\n"
+         "extern \"C\" void __cxa_finalize(void*);\n"
+         "extern \"C\" void kj_host_finalize() { __cxa_finalize(&__dso_handle); }\n"
+      << line_directive(file_name) << text;
   }
   const fs::path object = dir / (stem + ".o");
-  int rc;
-  if (options.checked) {
-    argv.insert(argv.end(), {"-c", cpp.string(), "-o", object.string()});
-    rc = run(argv, log);
-    if (rc == 0)
-      rc = run({options.compiler, "-shared", "-pthread", object.string(), "-o", tmp_so.string(),
-                "-lboost_context"},
-               log);
-  } else {
-    argv.insert(argv.end(), {cpp.string(), "-o", tmp_so.string(), "-lboost_context"});
-    rc = run(argv, log);
-  }
-  const std::string messages = read_file(log);
   std::error_code ec;
-  fs::remove(cpp, ec);
-  fs::remove(object, ec);
-  fs::remove(log, ec);
-  if (rc != 0) {
-    fs::remove(tmp_so, ec);
-    throw CompileError(fmt::format("the host compiler refuses {} (exit {})", file_name, rc),
-                       first_lines_of(messages, 30));
+  auto remove_temporaries = [&] {
+    for (const fs::path& p : {cpp, object, log, tmp_so})
+      fs::remove(p, ec);
+  };
+  const ConfinedRun limits{compile_reach(compiler, dir, options), dir, options.deadline_s,
+                           options.memory_bytes};
+  auto compile = [&](std::vector<std::string> args) {
+    const RunResult r = options.confine_compile ? run_confined(args, log, limits)
+                                                : RunResult{Ended::normally, run(args, log)};
+    const std::string messages = read_file(log);
+    if (r.ended == Ended::deadline) {
+      remove_temporaries();
+      throw HostCompileLimit(fmt::format("the host compile of {} ran past its deadline of {} s",
+                                         file_name, options.deadline_s));
+    }
+    if (r.status != 0 && (messages.find("memory exhausted") != std::string::npos ||
+                          messages.find("std::bad_alloc") != std::string::npos ||
+                          messages.find("out of memory") != std::string::npos)) {
+      remove_temporaries();
+      throw HostCompileLimit(fmt::format("the host compile of {} ran past its memory cap of {} MiB",
+                                         file_name, options.memory_bytes >> 20));
+    }
+    if (r.status != 0) {
+      remove_temporaries();
+      throw CompileError(fmt::format("the host compiler refuses {} (exit {})", file_name, r.status),
+                         first_lines_of(messages, 30));
+    }
+  };
+  if (options.checked) {
+    std::vector<std::string> c = argv;
+    c.insert(c.end(), {"-c", cpp.string(), "-o", object.string()});
+    compile(c);
+    // The sanitizer's instrumentation adds a constructor (calling the emulation's empty
+    // __tsan_init): the checked build drops every initialiser section instead of refusing it,
+    // while the plain build, always made too, refuses the candidate's own.
+    std::error_code none;
+    fs::path objcopy = compiler.parent_path() / "objcopy";
+    if (!fs::exists(objcopy, none)) objcopy = resolve_program("objcopy");
+    compile({objcopy.string(), "--remove-section=.init_array*", "--remove-section=.rela.init_array*",
+             "--remove-section=.fini_array*", "--remove-section=.rela.fini_array*",
+             "--remove-section=.ctors*", "--remove-section=.rela.ctors*",
+             "--remove-section=.dtors*", "--remove-section=.rela.dtors*",
+             "--remove-section=.preinit_array*", "--remove-section=.rela.preinit_array*",
+             object.string()});
+    std::vector<std::string> l = {compiler.string(), "-B" + compiler.parent_path().string() + "/",
+                                  "-shared", "-pthread", object.string(), "-o", tmp_so.string()};
+    l.insert(l.end(), link.begin(), link.end());
+    compile(l);
+  } else {
+    std::vector<std::string> c = argv;
+    c.insert(c.end(), {cpp.string(), "-o", tmp_so.string()});
+    c.insert(c.end(), link.begin(), link.end());
+    compile(c);
+  }
+  if (const std::string why = options.refuse_load_time_code ? load_time_code(tmp_so) : "";
+      !why.empty()) {
+    remove_temporaries();
+    throw HostLoadTimeCode(fmt::format(
+        "{} would run host code as it is loaded: {}", file_name, why));
   }
   fs::rename(tmp_so, so, ec);
+  for (const fs::path& p : {cpp, object, log})
+    fs::remove(p, ec);
   if (ec) fs::remove(tmp_so, ec);
   return so;
 }

@@ -24,6 +24,9 @@ struct Refused {
 constexpr Refused kRefused[] = {
     {"asm", "inline PTX (asm)"},
     {"__asm__", "inline PTX (asm)"},
+    {"__asm", "inline PTX (asm)"},
+    {"__has_include", "__has_include (a probe of the host's files)"},
+    {"__has_include_next", "__has_include (a probe of the host's files)"},
     {"wmma", "tensor-core instructions (wmma)"},
     {"mma_sync", "tensor-core instructions (mma_sync)"},
     {"__hmma_m16n16k16_mma_f32f32", "tensor-core instructions"},
@@ -70,6 +73,8 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
         refuse(file_name, t.line, "CUB");
       if (line.find("mma.h") != std::string_view::npos)
         refuse(file_name, t.line, "tensor-core instructions (mma.h)");
+      if (line.find("__has_include") != std::string_view::npos)
+        refuse(file_name, t.line, "__has_include (a probe of the host's files)");
     }
   }
   const std::vector<Token> code = lex::code_tokens(lexed);
@@ -190,10 +195,10 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
   if (expressions.empty()) out += "nullptr";
   out += "};\n";
   out += R"(extern "C" int kj_host_launch(int index, const unsigned* grid, const unsigned* block,
-                              unsigned shared, void** args, unsigned workers, char* error,
-                              unsigned long error_len) {
+                              unsigned shared, void** args, unsigned workers,
+                              ::kjh::Parallel parallel, char* error, unsigned long error_len) {
   try {
-    ::kjh::launch(kj_entries[index], grid, block, shared, args, workers);
+    ::kjh::launch(kj_entries[index], grid, block, shared, args, workers, parallel);
     return 0;
   } catch (const std::exception& e) {
     std::snprintf(error, error_len, "%s", e.what());

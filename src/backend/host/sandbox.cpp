@@ -1,20 +1,30 @@
-// enter_host_sandbox (kjudge/host_backend.hpp): the seccomp filter of the host worker. On the
-// host backend a candidate is native code in the worker's process, so after the worker has
-// opened everything it needs (its socket, its shared buffers, the candidate's shared object),
-// the filter leaves it the system calls a running kernel needs and nothing that reaches
-// outside: no open, no exec, no new process, no socket. A refused call fails with EPERM (a
-// candidate that tries gets an error, not a silent success), so the oracle sees a crash or a
-// wrong output, never a changed file.
-#include <linux/sched.h>
+// The host worker's confinement (kjudge/host_backend.hpp). On the host backend a candidate is
+// native code in the worker's process, so the process is closed before any of that code runs,
+// with the kernel's own mechanisms rather than a list of bad calls: a user namespace (no
+// capability outside it, whatever uid kjudge runs as), Landlock (only the module cache and the
+// libraries stay readable; no signal or abstract socket leaves the process), no capabilities,
+// and a seccomp allow-list (no open, exec, new thread or process, socket, ptrace, and signals to
+// the process itself only). kjudge's block threads start before the filter refuses new ones.
+#include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/prctl.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <sched.h>
 #include <seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
+#include "backend/host/landlock.hpp"
 #include "kjudge/host_backend.hpp"
 
 namespace kj {
@@ -23,72 +33,164 @@ namespace {
 
 // Calls on what is already open or mapped, on the process's own threads, and on time.
 constexpr int kAllowed[] = {
-    SCMP_SYS(read),           SCMP_SYS(write),          SCMP_SYS(readv),
-    SCMP_SYS(writev),         SCMP_SYS(pread64),        SCMP_SYS(pwrite64),
-    SCMP_SYS(close),          SCMP_SYS(fstat),          SCMP_SYS(newfstatat),
-    SCMP_SYS(lseek),          SCMP_SYS(poll),           SCMP_SYS(ppoll),
-    SCMP_SYS(mmap),           SCMP_SYS(munmap),         SCMP_SYS(mprotect),
-    SCMP_SYS(mremap),         SCMP_SYS(madvise),        SCMP_SYS(brk),
-    SCMP_SYS(futex),          SCMP_SYS(sched_yield),    SCMP_SYS(sched_getaffinity),
-    SCMP_SYS(getpid),         SCMP_SYS(gettid),         SCMP_SYS(clock_gettime),
-    SCMP_SYS(clock_getres),   SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
-    SCMP_SYS(gettimeofday),   SCMP_SYS(rt_sigaction),   SCMP_SYS(rt_sigprocmask),
-    SCMP_SYS(rt_sigreturn),   SCMP_SYS(sigaltstack),    SCMP_SYS(exit),
-    SCMP_SYS(exit_group),     SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
-    SCMP_SYS(getrandom),      SCMP_SYS(membarrier),     SCMP_SYS(tgkill),
-    // The worker's protocol socket is already connected (a socketpair): send and recv on it
-    // reach the oracle only, and no new socket can be made.
-    SCMP_SYS(sendto),         SCMP_SYS(recvfrom),
+    SCMP_SYS(read),          SCMP_SYS(write),           SCMP_SYS(readv),
+    SCMP_SYS(writev),        SCMP_SYS(pread64),         SCMP_SYS(pwrite64),
+    SCMP_SYS(close),         SCMP_SYS(fstat),           SCMP_SYS(lseek),
+    SCMP_SYS(poll),          SCMP_SYS(ppoll),           SCMP_SYS(mmap),
+    SCMP_SYS(munmap),        SCMP_SYS(mprotect),        SCMP_SYS(mremap),
+    SCMP_SYS(madvise),       SCMP_SYS(brk),             SCMP_SYS(futex),
+    SCMP_SYS(sched_yield),   SCMP_SYS(sched_getaffinity), SCMP_SYS(getpid),
+    SCMP_SYS(gettid),        SCMP_SYS(getppid),         SCMP_SYS(clock_gettime),
+    SCMP_SYS(clock_getres),  SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
+    SCMP_SYS(gettimeofday),  SCMP_SYS(rt_sigaction),    SCMP_SYS(rt_sigprocmask),
+    SCMP_SYS(rt_sigreturn),  SCMP_SYS(sigaltstack),     SCMP_SYS(exit),
+    SCMP_SYS(exit_group),    SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+    SCMP_SYS(getrandom),     SCMP_SYS(membarrier),      SCMP_SYS(capget),
+    // The protocol socket is already connected (a socketpair): it reaches the oracle only.
+    SCMP_SYS(sendto),        SCMP_SYS(recvfrom),
 };
+
+using Filter = scmp_filter_ctx;
+
+void add_rule(Filter f, std::uint32_t action, int call, std::initializer_list<scmp_arg_cmp> args) {
+  const int rc = seccomp_rule_add_array(f, action, call, static_cast<unsigned>(args.size()),
+                                        args.size() ? args.begin() : nullptr);
+  if (rc != 0)
+    throw std::runtime_error(
+        fmt::format("seccomp: a rule for system call {}: {}", call, std::strerror(-rc)));
+}
+
+// The allow-list, for every thread of the process (they exist already: TSYNC). `loading` also
+// lets files be opened to read (dlopen of the module; Landlock says which) and the next stage
+// be loaded on top.
+void load_syscall_filter(bool loading) {
+  Filter f = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+  if (!f) throw std::runtime_error("seccomp_init failed");
+  struct Release {
+    Filter f;
+    ~Release() { seccomp_release(f); }
+  } release{f};
+  if (const int rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1); rc != 0)
+    throw std::runtime_error(fmt::format("seccomp: thread sync: {}", std::strerror(-rc)));
+  for (const int call : kAllowed)
+    add_rule(f, SCMP_ACT_ALLOW, call, {});
+  // Signals to this process only (abort, raise): never to the oracle or anyone else.
+  const auto self = static_cast<scmp_datum_t>(::getpid());
+  add_rule(f, SCMP_ACT_ALLOW, SCMP_SYS(kill), {SCMP_A0(SCMP_CMP_EQ, self)});
+  add_rule(f, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), {SCMP_A0(SCMP_CMP_EQ, self)});
+  // fstat of an open descriptor (glibc's fstat is fstatat(fd, "", AT_EMPTY_PATH)), no look-up
+  // of a path.
+  add_rule(f, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat),
+           {SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)});
+  // clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C library fall
+  // back to clone, which is refused like every other call not listed.
+  add_rule(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), {});
+  if (loading) {
+    constexpr scmp_datum_t writing = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
+    add_rule(f, SCMP_ACT_ALLOW, SCMP_SYS(openat), {SCMP_A2(SCMP_CMP_MASKED_EQ, writing, 0)});
+    add_rule(f, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), {});
+    for (const int option : {PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_GET_SECCOMP})
+      add_rule(f, SCMP_ACT_ALLOW, SCMP_SYS(prctl),
+               {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(option))});
+  }
+  if (const int rc = seccomp_load(f); rc != 0)
+    throw std::runtime_error(fmt::format("seccomp: cannot load the filter: {}", std::strerror(-rc)));
+}
+
+bool write_file(const char* path, const std::string& text) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// A user namespace of its own: the worker keeps its uid and gid (its files read as before) and
+// holds no capability over anything outside, so a worker started as root cannot read another
+// root process's memory or signal it by privilege. Single-threaded only (the kernel's rule).
+void enter_user_namespace() {
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
+  if (::unshare(CLONE_NEWUSER) != 0)
+    throw std::runtime_error(fmt::format("user namespace: unshare: {}", std::strerror(errno)));
+  if (!write_file("/proc/self/setgroups", "deny") ||
+      !write_file("/proc/self/uid_map", fmt::format("{} {} 1", uid, uid)) ||
+      !write_file("/proc/self/gid_map", fmt::format("{} {} 1", gid, gid)))
+    throw std::runtime_error(fmt::format("user namespace: id maps: {}", std::strerror(errno)));
+}
+
+// No capability left, in any set, for this process or what it could start.
+void drop_capabilities() {
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+      throw std::runtime_error(
+          fmt::format("capabilities: bounding set: {}", std::strerror(errno)));
+  (void)::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capset, &header, data) != 0)
+    throw std::runtime_error(fmt::format("capabilities: capset: {}", std::strerror(errno)));
+}
+
+bool holds_a_capability() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return true;
+  for (const auto& d : data)
+    if (d.effective || d.permitted || d.inheritable) return true;
+  return false;
+}
+
+void* probe_thread(void*) { return nullptr; }
 
 } // namespace
 
-void enter_host_sandbox(SandboxStage stage) {
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-  if (!filter) throw std::runtime_error("seccomp_init failed");
-  auto fail = [&](const char* what, int rc) {
-    seccomp_release(filter);
-    throw std::runtime_error(fmt::format("cannot build the host worker's seccomp filter: {}: {}",
-                                         what, std::strerror(-rc)));
-  };
-  for (const int call : kAllowed)
-    if (const int rc = seccomp_rule_add(filter, SCMP_ACT_ALLOW, call, 0); rc != 0)
-      fail("a rule", rc);
-  // New threads of this process (the launch's CPU threads), never a new process.
-  if (const int rc = seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                                      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
-      rc != 0)
-    fail("clone", rc);
-  if (stage == SandboxStage::loading) {
-    // dlopen of the candidate's shared object runs its static initialisers, which are the
-    // candidate's code: files may be opened to read (the object and the libraries it needs),
-    // never to write or create.
-    constexpr scmp_datum_t writing = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | O_TMPFILE;
-    if (const int rc = seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-                                        SCMP_A2(SCMP_CMP_MASKED_EQ, writing, 0));
-        rc != 0)
-      fail("openat", rc);
-    // And the running stage must still be loadable on top of this one. A filter the candidate
-    // adds can only take more away: the kernel applies the strictest.
-    for (const int call : {SCMP_SYS(readlink), SCMP_SYS(getcwd), SCMP_SYS(access),
-                           SCMP_SYS(faccessat), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(seccomp)})
-      if (const int rc = seccomp_rule_add(filter, SCMP_ACT_ALLOW, call, 0); rc != 0)
-        fail("a loading rule", rc);
-    for (const int option : {PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_GET_SECCOMP})
-      if (const int rc = seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-                                          SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(option)));
-          rc != 0)
-        fail("prctl", rc);
+std::string confine_host_worker(const HostSandbox& sandbox) {
+  try {
+    for (const auto& library : sandbox.preload)
+      if (!::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))
+        throw std::runtime_error(fmt::format("cannot preload {}: {}", library.string(), ::dlerror()));
+    enter_user_namespace();
+    std::vector<landlock::Access> readable;
+    for (const auto& path : sandbox.readable)
+      readable.push_back({path});
+    const landlock::Ruleset rules(readable);
+    if (const int e = rules.restrict_self(); e != 0)
+      throw std::runtime_error(fmt::format("Landlock: restrict_self: {}", std::strerror(e)));
+    drop_capabilities();
+    start_block_threads(sandbox.block_threads);
+    load_syscall_filter(true);
+  } catch (const std::exception& e) {
+    return e.what();
   }
-  // clone3 passes its flags in memory the filter cannot read: ENOSYS makes the C library fall
-  // back to clone, which the rule above judges.
-  if (const int rc = seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc != 0)
-    fail("clone3", rc);
-  const int rc = seccomp_load(filter);
-  seccomp_release(filter);
-  if (rc != 0)
-    throw std::runtime_error(
-        fmt::format("cannot load the host worker's seccomp filter: {}", std::strerror(-rc)));
+  return confinement_gaps();
+}
+
+void seal_host_worker() { load_syscall_filter(false); }
+
+std::string confinement_gaps() {
+  // Each mechanism, shown by what it must refuse.
+  const pid_t parent = ::getppid();
+  if (holds_a_capability()) return "capabilities: the worker still holds some";
+  for (const std::string& path : {std::string("/proc/self/status"),
+                                 fmt::format("/proc/{}/mem", parent), std::string("/etc/hostname")}) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ::close(fd);
+      return fmt::format("Landlock: {} is readable", path);
+    }
+  }
+  if (parent > 1 && ::kill(parent, 0) == 0) return "seccomp: the worker can signal its parent";
+  if (const int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); s >= 0) {
+    ::close(s);
+    return "seccomp: the worker can make a socket";
+  }
+  pthread_t t;
+  if (::pthread_create(&t, nullptr, probe_thread, nullptr) == 0) {
+    ::pthread_join(t, nullptr);
+    return "seccomp: the worker can start a thread";
+  }
+  return "";
 }
 
 } // namespace kj

@@ -79,6 +79,25 @@ TEST(CliArgs, VersionAndHelp) {
   EXPECT_TRUE(contains(r.out, "Commands:"));
 }
 
+// KJ_TEST_DISABLE alone once gave an off-by-one kernel PASS: now the command refuses it, naming
+// the switch and the flag, before anything runs; serve refuses it whatever it is given.
+TEST(CliArgs, TestSwitchesWithoutTheUnsafeFlagExit2) {
+  ::setenv("KJ_TEST_DISABLE", "poison,redzone", 1);
+  const std::string trap = problem_dir("vector_add") + "/traps/off_by_one.cu";
+  for (const char* command : {"check", "bench"}) {
+    const auto r = kjudge({command, problem_dir("vector_add"), "--candidate", trap});
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_EQ(r.err, "kjudge: error: KJ_TEST_DISABLE: test switches ('poison,redzone') turn "
+                     "kjudge's defences off; " + std::string(command) +
+                         " refuses them unless --unsafe-test-switches is given\n")
+        << command;
+  }
+  std::ostringstream out, err;
+  EXPECT_EQ(kj::cli::run({"serve"}, out, err), 2);
+  ::unsetenv("KJ_TEST_DISABLE");
+  EXPECT_TRUE(contains(err.str(), "serve refuses them")) << err.str();
+}
+
 TEST(CliArgs, BadArgumentsExit2WithAHint) {
   auto r = kjudge({});
   EXPECT_EQ(r.code, 2);

@@ -89,6 +89,16 @@ TEST(HostRewrite, RefusesWhatTheCpuCannotRunWithItsLine) {
             "c.cu:2");
   EXPECT_EQ(refusal("__global__ void k(long long* t) { *t = clock64(); }\n"),
             "unsupported on host backend: clock reads (clock64) at c.cu:1");
+  // Every spelling of inline assembly (GCC's __asm could .incbin a host file into the module),
+  // and probes of the host's files.
+  EXPECT_EQ(refusal("__global__ void k() {\n  __asm(\".incbin \\\"/etc/hostname\\\"\");\n}\n"),
+            "unsupported on host backend: inline PTX (asm) at c.cu:2");
+  EXPECT_EQ(refusal("__global__ void k() { __asm__(\"nop\"); }\n"),
+            "unsupported on host backend: inline PTX (asm) at c.cu:1");
+  EXPECT_EQ(refusal("#if __has_include(\"/etc/hostname\")\n#endif\n__global__ void k() {}\n"),
+            "unsupported on host backend: __has_include (a probe of the host's files) at c.cu:1");
+  EXPECT_EQ(refusal("__global__ void k() {}\nconstexpr bool b = __has_include_next(<x>);\n"),
+            "unsupported on host backend: __has_include (a probe of the host's files) at c.cu:2");
   // A word in a comment or a string is no construct.
   EXPECT_EQ(refusal("// no asm here\n__global__ void k() { const char* s = \"asm\"; }\n"),
             "(accepted)");

@@ -169,9 +169,32 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_TRUE(v.compiled);
   EXPECT_TRUE(v.cases.empty());
   ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
+  allow_test_switches(true);
   const Verdict without = judge("vector_add", cand, host_options());
   ::unsetenv("KJ_TEST_DISABLE");
+  allow_test_switches(false);
   EXPECT_EQ(without.outcome, Outcome::pass) << describe(without);
+  EXPECT_EQ(without.defences_disabled, std::vector<std::string>{"static_scan"});
+}
+
+// A switch in the environment alone is refused, never silently obeyed: the attack was
+// KJ_TEST_DISABLE=poison,redzone,... giving an off-by-one kernel PASS in the shipped binary.
+TEST(HostCheck, TestSwitchesAreRefusedUnlessAllowedAndListedWhenThey) {
+  const fs::path cand = problems() / "vector_add" / "traps" / "off_by_one.cu";
+  ::setenv("KJ_TEST_DISABLE", "poison,redzone,input_hash,rerun,static_scan", 1);
+  const Verdict refused = judge("vector_add", cand, host_options());
+  EXPECT_EQ(refused.outcome, Outcome::error) << describe(refused);
+  EXPECT_EQ(refused.message,
+            "KJ_TEST_DISABLE=input_hash,poison,redzone,rerun,static_scan would turn defences "
+            "off: test switches are refused unless --unsafe-test-switches is given");
+  allow_test_switches(true);
+  const Verdict allowed = judge("vector_add", cand, host_options());
+  ::unsetenv("KJ_TEST_DISABLE");
+  allow_test_switches(false);
+  EXPECT_EQ(allowed.outcome, Outcome::pass) << describe(allowed);
+  EXPECT_EQ(allowed.defences_disabled,
+            (std::vector<std::string>{"input_hash", "poison", "redzone", "rerun", "static_scan"}));
+  EXPECT_EQ(judge("vector_add", cand, host_options()).reason, Reason::oob_write);
 }
 
 // A problem's memory_limit counts inputs, outputs and the candidate's declared scratch: a plan
@@ -323,11 +346,13 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(check(p, c, o).reason, Reason::forbidden_construct);
   // With the scan off, the timed runs' own check must catch the replay.
   ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
+  allow_test_switches(true);
   const Verdict checked = check(p, c, o);
   EXPECT_EQ(checked.outcome, Outcome::pass) << describe(checked);
 
   const Verdict v = bench(p, c, BenchOptions{o, 3, {}});
   ::unsetenv("KJ_TEST_DISABLE");
+  allow_test_switches(false);
   EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
   // Which timed run replays first depends on how many runs the worker has seen these inputs
   // in (the race-screened first run goes to another worker).

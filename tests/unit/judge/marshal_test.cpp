@@ -168,6 +168,19 @@ TEST(ParamType, DemangledSpellings) {
   EXPECT_EQ(parse_param_type("float**").pointer_depth, 2);
   EXPECT_FALSE(parse_param_type("float**").pointer());
   EXPECT_TRUE(parse_param_type("float&").reference);
+  // kj::acc_t<T>, as a template instance's lowered name spells it: T's accumulator.
+  p = parse_param_type("kj::storage_traits<__nv_bfloat16>::acc*");
+  EXPECT_TRUE(p.pointer());
+  EXPECT_EQ(p.value, ValueType::f32);
+  EXPECT_EQ(p.element, "float");
+  EXPECT_EQ(parse_param_type("kj::storage_traits<__half>::acc const*").value, ValueType::f32);
+  EXPECT_EQ(parse_param_type("kj::storage_traits<float>::acc*").value, ValueType::f32);
+  EXPECT_EQ(parse_param_type("::kj::storage_traits<double>::acc").value, ValueType::f64);
+  // Types without a plain accumulator stay unknown, so a plan cannot bind them to a tensor.
+  EXPECT_EQ(parse_param_type("kj::storage_traits<int>::acc*").value, ValueType::unknown);
+  EXPECT_EQ(
+      parse_param_type("kj::storage_traits<kj::rounded<float, kj::bf16_format>>::acc*").value,
+      ValueType::unknown);
   p = parse_param_type("Params<4>");
   EXPECT_EQ(p.value, ValueType::unknown);
   EXPECT_EQ(p.element, "Params<4>");

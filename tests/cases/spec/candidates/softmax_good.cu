@@ -21,9 +21,6 @@ name = "partial"
 dtype = "f32"
 shape = ["R"]
 init = "zero"
-
-[outputs.y]
-init = "zero"
 */
 template <int ROWS>
 __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y, int R, int C,

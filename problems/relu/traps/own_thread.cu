@@ -1,0 +1,32 @@
+// problems/relu, trap (sandbox): on the host backend, a thread of the candidate's own started
+// from the kernel (pthread_create, hidden from NVRTC) would do the work off the clock the bench
+// reads, and could outlive the launch. The worker refuses new threads once kjudge's block
+// threads exist, so the fallback path writes nothing: unwritten_output on the host. On the GPU
+// the kernel writes nothing at all: unwritten_output too.
+/* kjudge
+[[launch]]
+kernel = "relu"
+grid = ["ceil_div(R * C, 256)"]
+block = [256]
+args = ["x", "y", "R * C"]
+*/
+#ifndef __CUDACC_RTC__
+extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
+extern "C" int pthread_join(unsigned long, void**);
+struct Job { const float* x; float* y; long long n; };
+static void* do_the_work(void* p) {
+  Job* j = static_cast<Job*>(p);
+  for (long long i = 0; i < j->n; ++i) j->y[i] = j->x[i] < 0.0f ? 0.0f : j->x[i];
+  return nullptr;
+}
+#endif
+__global__ void relu(const float* __restrict__ x, float* __restrict__ y, long long n) {
+#ifndef __CUDACC_RTC__
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    static Job job;
+    job = Job{x, y, n};
+    unsigned long t;
+    if (pthread_create(&t, nullptr, do_the_work, &job) == 0) pthread_join(t, nullptr);
+  }
+#endif
+}
