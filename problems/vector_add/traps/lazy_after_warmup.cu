@@ -2,10 +2,12 @@
 // A harness that checks a few outputs first and then times many (or checks only the last) sees
 // right answers; from its 400th launch on, past every run of kjudge's check (124 on the GPU,
 // fewer on the host backend), this kernel drops y and returns x alone, a third less traffic.
-// The count lives in __device__ state, which the static scan forbids, but its address makes a
-// round trip through shared memory first: the scan follows such an address through registers,
-// not through memory, so it misses the stores. No finite check can see a kernel change after
-// its runs; `kjudge bench` judges every timed output, so it fails there as stale_output.
+// The count lives in __device__ state, and its address makes a round trip through shared
+// memory, so that the store that counts goes through a pointer loaded back from memory, which
+// no register-following scan can trace to the symbol. The static scan therefore forbids taking
+// such an address at all (only a load may use it) and fails this kernel as forbidden_construct
+// at `counter = &g_launches`. With the scan off it passes the check, and only `kjudge bench`,
+// which judges every timed output, fails it (stale_output).
 /* kjudge
 [[launch]]
 kernel = "vector_add_lazy"
