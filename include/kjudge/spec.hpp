@@ -270,6 +270,11 @@ struct Candidate {
 
 // Read a candidate file and check its front-matter against the problem.
 Candidate load_candidate(const std::filesystem::path& file, const Problem& problem);
+
+// The name a source file has inside generated code and the compilers' messages (NVRTC's program
+// name, the PTX's .file, the host build's #line): its bytes, each quote, backslash and control
+// character made '_', so no file name can break out of a string literal ("quo\"te.cu").
+std::string code_name(std::string_view file_name);
 // The same from text (for `kjudge serve` and tests); `name` stands for the path in messages.
 Candidate parse_candidate(std::string source, const std::string& name, const Problem& problem);
 

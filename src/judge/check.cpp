@@ -188,6 +188,9 @@ Gathered RunSide::gather(const Case& c) {
       if (r.reason == Reason::internal) g.stop = true;
       if ((r.reason == Reason::crash || r.reason == Reason::timeout) && !candidate.restartable())
         g.stop = true;
+      // A kernel that ran past its deadline once is not given a full deadline on every later
+      // case: the verdict stands, and the cases not run count as failed.
+      if (r.reason == Reason::timeout) g.stop = true;
       break;
     }
     if (r.reason != Reason::none && worse_reason(f.reason, r.reason) == r.reason &&
@@ -784,6 +787,23 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     }
     while (!pending.empty())
       take_oldest();
+    if (!v.cases.empty() && v.cases.back().reason == Reason::timeout &&
+        v.cases.size() < cases.size()) {
+      const std::string stopped_at = v.cases.back().case_id;
+      const std::size_t not_run = cases.size() - v.cases.size();
+      for (std::size_t k = v.cases.size(); k < cases.size(); ++k) {
+        CaseFinding f;
+        f.case_id = cases[k]->id;
+        f.case_class = cases[k]->case_class();
+        f.hidden = cases[k]->shapes.hidden;
+        f.reason = Reason::timeout;
+        f.message = fmt::format("not run: the candidate timed out on case {}", stopped_at);
+        v.cases.push_back(std::move(f));
+      }
+      v.skips.push_back(fmt::format("SKIP(timeout) {} cases not run after the candidate timed out "
+                                    "on case {}: they count as failed",
+                                    not_run, stopped_at));
+    }
     const bool all_passed =
         !halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); });

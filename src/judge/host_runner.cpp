@@ -213,7 +213,7 @@ bool HostKernelRunner::finding_in_log(const Worker& w, const RunRequest& request
   }
   std::optional<ShadowFinding> finding = parse_shadow_finding(text);
   if (!finding) return false;
-  place_finding(*finding, w.shared_object, kernel_.path.filename().string());
+  place_finding(*finding, w.shared_object, code_name(kernel_.path.filename().string()));
   const std::string where =
       finding->shared ? finding->shared_where() : arena_where(request, finding->offset);
   out.message = finding->message(where);

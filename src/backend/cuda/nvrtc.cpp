@@ -27,6 +27,7 @@
 #include "backend/cuda/compile_cache.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/lex.hpp"
+#include "kjudge/spec.hpp"
 
 namespace kj {
 
@@ -588,7 +589,7 @@ CompilePlan plan_compile(std::string_view source, std::string_view file_name,
                          const std::vector<std::string>& name_expressions,
                          const CompileOptions& options) {
   CompilePlan plan;
-  plan.file = std::string(file_name);
+  plan.file = code_name(file_name);
   if (source.find('\0') != std::string_view::npos) {
     const std::string message = fmt::format("{}: the source contains a NUL byte", plan.file);
     throw CompileError(message, message);

@@ -26,6 +26,7 @@
 #include "kjudge/host_backend.hpp"
 #include "kjudge/nvrtc.hpp"
 #include "kjudge/sha256.hpp"
+#include "kjudge/spec.hpp"
 
 extern char** environ;
 
@@ -384,17 +385,6 @@ std::vector<landlock::Access> compile_reach(const fs::path& compiler, const fs::
   return reach;
 }
 
-// "#line 1 "name"": a file name as a string literal, whatever bytes it holds.
-std::string line_directive(std::string_view file_name) {
-  std::string out = "#line 1 \"";
-  for (const char c : file_name) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out + "\"\n";
-}
-
 } // namespace
 
 fs::path build_host_module(std::string_view source, std::string_view file_name,
@@ -461,7 +451,7 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     f << "__attribute__((visibility(\"hidden\"))) void* __dso_handle = &__dso_handle;\n"
          "extern \"C\" void __cxa_finalize(void*);\n"
          "extern \"C\" void kj_host_finalize() { __cxa_finalize(&__dso_handle); }\n"
-      << line_directive(file_name) << text;
+      << "#line 1 \"" << code_name(file_name) << "\"\n" << text;
   }
   const fs::path object = dir / (stem + ".o");
   std::error_code ec;

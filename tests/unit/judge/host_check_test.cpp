@@ -177,6 +177,68 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(without.defences_disabled, std::vector<std::string>{"static_scan"});
 }
 
+// A file name reaches generated code (NVRTC's program name and the PTX's .file, the host
+// build's #line) as code_name: a quote once made a correct kernel FAIL(compile_error).
+TEST(HostCheck, AQuoteOrANewlineInTheFileNameChangesNothing) {
+  const std::string body = R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu";
+  for (const char* name : {"kjudge_quo\"te.cu", "kjudge_new\nline.cu", "kjudge_back\\slash.cu"}) {
+    const Verdict v = judge("vector_add", write_candidate(name, body), host_options());
+    EXPECT_EQ(v.outcome, Outcome::pass) << name << ": " << describe(v);
+  }
+  EXPECT_EQ(code_name("quo\"te\n\\.cu"), "quo_te__.cu");
+}
+
+// Every plan limit walked to its overflow is the candidate's FAIL, never ERROR: a scratch of
+// 2^40 floats once gave ERROR(internal) ("cannot size the host arena"), so a sample became
+// reward-ineligible instead of penalised.
+TEST(HostCheck, EveryPlanLimitOverflowedIsTheCandidatesFail) {
+  const std::string body = R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+}
+__global__ void spare(float* t) {}
+)cu";
+  auto plan = [](const std::string& launch, const std::string& more = "") {
+    return "[[launch]]\nkernel = \"spare\"\n" + launch + "\n" + more;
+  };
+  const struct {
+    const char* what;
+    std::string more_plan;
+  } limits[] = {
+      {"scratch of 2^40 f32",
+       plan("grid = [1]\nblock = [1]\nargs = [\"t\"]",
+            "[[scratch]]\nname = \"t\"\ndtype = \"f32\"\nshape = [1099511627776]\n")},
+      {"scratch of 2^60 f64",
+       plan("grid = [1]\nblock = [1]\nargs = [\"t\"]",
+            "[[scratch]]\nname = \"t\"\ndtype = \"f64\"\nshape = [1152921504606846976]\n")},
+      {"dynamic shared memory of 2^31 bytes",
+       plan("grid = [1]\nblock = [1]\nshared = 2147483648\nargs = [\"z\"]")},
+      {"a grid of 2^40 blocks", plan("grid = [1099511627776]\nblock = [1]\nargs = [\"z\"]")},
+      {"a block of 2048 threads", plan("grid = [1]\nblock = [2048]\nargs = [\"z\"]")},
+      {"a negative grid", plan("grid = [\"0 - N\"]\nblock = [1]\nargs = [\"z\"]")},
+      {"a repeat of 2^40", plan("grid = [1]\nblock = [1]\nrepeat = 1099511627776\nargs = [\"z\"]")},
+  };
+  const Problem p = load_problem(problems() / "vector_add");
+  for (const auto& l : limits) {
+    const fs::path file = write_candidate("kjudge_limit.cu", body, l.more_plan);
+    // Caught as the plan loads (what `check` and `serve` then report) or as it runs.
+    Verdict v;
+    try {
+      v = check(p, load_candidate(file, p), host_options());
+    } catch (const SpecError& e) {
+      v = unloadable_candidate_verdict(p, file.string(), e.what());
+    }
+    EXPECT_EQ(v.outcome, Outcome::fail) << l.what << ": " << describe(v);
+    EXPECT_EQ(v.reason, Reason::launch_error) << l.what << ": " << describe(v);
+  }
+}
+
 // A switch in the environment alone is refused, never silently obeyed: the attack was
 // KJ_TEST_DISABLE=poison,redzone,... giving an off-by-one kernel PASS in the shipped binary.
 TEST(HostCheck, TestSwitchesAreRefusedUnlessAllowedAndListedWhenThey) {

@@ -148,6 +148,22 @@ TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
   EXPECT_EQ(a[2]["verdict"]["manifest"]["candidate"], "gen_7.cu");
 }
 
+// The attack that took serve down: a candidate signalling the judge (SIGKILL to its parent,
+// SIGSTOP to every process). Its worker's confinement refuses both; it gets its verdict and the
+// request after it gets one too.
+TEST(Serve, ACandidateThatSignalsTheJudgeGetsItsVerdictAndServeGoesOn) {
+  std::string requests;
+  requests += json{{"id", "attack"}, {"problem", problem("relu")},
+                   {"candidate", problem("relu") + "/traps/kill_the_judge.cu"}}.dump() + "\n";
+  requests += json{{"id", "next"}, {"problem", problem("relu")},
+                   {"candidate", problem("relu") + "/solutions/basic.cu"}}.dump() + "\n";
+  const std::vector<json> a = answers_to(requests);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0]["verdict"]["outcome"], "FAIL") << a[0].dump();
+  EXPECT_EQ(a[0]["verdict"]["reason"], "mismatch") << a[0].dump();
+  EXPECT_EQ(a[1]["verdict"]["outcome"], "PASS") << a[1].dump();
+}
+
 // Several judges (`--devices`): a request that takes a judge a while does not let the quick
 // answers behind it jump the queue; every answer comes in the order of its request.
 TEST(Serve, OnSeveralDevicesTheAnswersKeepTheRequestsOrder) {
