@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kjudge/error.hpp"
@@ -60,6 +61,10 @@ struct HostCompileOptions {
   // atomic orders) and exact out-of-bounds accesses. Built with the compiler's ThreadSanitizer
   // instrumentation and -g, without the sanitizer's runtime; several times slower.
   bool checked = false;
+  // NVRTC's predefined macros with their expansions (nvrtc_predefined_macros): when given, the
+  // source is first preprocessed with exactly these and none of the host compiler's, so its
+  // conditionals take the branches NVRTC took (preprocess_as_nvrtc).
+  std::vector<std::pair<std::string, std::string>> device_macros;
   // The compile's limits (a HostCompileLimit past either).
   double deadline_s = 60;
   std::uint64_t memory_bytes = std::uint64_t{4} << 30;
@@ -68,6 +73,18 @@ struct HostCompileOptions {
   bool confine_compile = true;
   bool refuse_load_time_code = true;
 };
+
+// The names of the macros the host compiler predefines for a C++ source (g++ -dM), and those
+// NVRTC is known to predefine: what nvrtc_predefined_macros is asked about.
+std::vector<std::string> predefined_macro_names(const HostCompileOptions& options);
+
+// The source as NVRTC's preprocessor sees it, line for line: its conditionals decided and its
+// macros expanded with `options.device_macros` alone (g++ -E -undef -nostdinc, the allow-listed
+// headers read as NVRTC reads them), each of its #include lines left for the host build to
+// include under the host's macros. Throws UnsupportedOnHost for a directive a macro made or a
+// header outside the include folders, CompileError or HostCompileLimit as the compile does.
+std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_name,
+                                const HostCompileOptions& options);
 
 // The folders the host compiler and the loader find Boost.Context in: those of kjudge's own
 // build, then CPLUS_INCLUDE_PATH and LIBRARY_PATH of kjudge's environment (the compile gets an

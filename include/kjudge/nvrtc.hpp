@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kj {
@@ -86,6 +87,13 @@ bool nvrtc_option_reserved(std::string_view option);
 // cuda_fp16.h; then its `cccl` subfolder where present (CUDA 13 moved CUB and libcu++ there).
 // Empty when none is found.
 std::vector<std::filesystem::path> toolkit_include_dirs();
+
+// The macros NVRTC predefines among `names` for these options, each with its expansion as
+// text ("__CUDA_ARCH__" -> "900", "__cpp_if_constexpr" -> "201606L"): read from the PTX of a
+// probe that stringifies each. The host backend preprocesses a candidate with exactly these.
+// Throws CompileError or InternalError as compile_module does.
+std::vector<std::pair<std::string, std::string>> nvrtc_predefined_macros(
+    const std::vector<std::string>& names, const CompileOptions& options);
 
 // Compile `source` (shown as `file_name` in messages) for the given name expressions: one
 // NVRTC compile gives the CUBIN and the PTX; the same inputs give the same bytes in every

@@ -10,13 +10,17 @@
 
 #include <cstring>
 #include <future>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "judge/findings.hpp"
 #include "judge/limits.hpp"
 #include "judge/worker_process.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/nvrtc.hpp"
 
 namespace kj::judge {
 
@@ -81,6 +85,21 @@ HostKernelRunner::~HostKernelRunner() {
   if (arena_fd_ >= 0) ::close(arena_fd_);
 }
 
+std::vector<std::pair<std::string, std::string>> HostKernelRunner::device_macros(int arch) const {
+  // One probe per process and set of options: the answer is NVRTC's, not the candidate's.
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::pair<std::string, std::string>>> known;
+  CompileOptions probe;
+  probe.arch = arch;
+  probe.kjudge_include = options_.kjudge_include;
+  probe.cache_dir = options_.cache_dir;
+  probe.options = kernel_.options;
+  const std::string key = fmt::format("{}|{}", arch, fmt::join(probe.options, " "));
+  const std::lock_guard lock(mutex);
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  return known[key] = nvrtc_predefined_macros(predefined_macro_names(host_), probe);
+}
+
 std::optional<StartFailure> HostKernelRunner::start() {
   // The oracle's memory is no other process's to read: without CAP_SYS_PTRACE in kjudge's own
   // user namespace, which the worker never has, /proc/<oracle>/mem and ptrace are refused.
@@ -106,6 +125,12 @@ std::optional<StartFailure> HostKernelRunner::start() {
   std::vector<std::string> expressions;
   for (const KernelSymbol& k : module_.kernels)
     expressions.push_back(k.expression);
+  try {
+    host_.device_macros = device_macros(device.cc_major * 10 + device.cc_minor);
+  } catch (const std::exception& e) {
+    return StartFailure{Reason::internal,
+                        fmt::format("NVRTC's predefined macros could not be read: {}", e.what())};
+  }
   try {
     // The two builds are independent compiles: side by side.
     const std::string file = kernel_.path.filename().string();

@@ -1,7 +1,9 @@
-// problems/relu, trap (sandbox): a wrong kernel that, on the host backend, signals the oracle
-// (SIGKILL to its parent, SIGSTOP to every process it may signal) so that its FAIL becomes no
-// verdict at all. The calls are hidden from NVRTC; the worker's seccomp filter and Landlock's
-// signal scope refuse them, and the kernel's wrong output is judged: mismatch on both backends.
+// problems/relu, trap (sandbox): a wrong kernel whose hidden host code (behind
+// #ifndef __CUDACC_RTC__) signals the oracle, SIGKILL to its parent and SIGSTOP to every process
+// it may signal, so that its FAIL becomes no verdict at all. The host build is preprocessed with
+// NVRTC's macros, so the calls are not compiled there either (the program is the one NVRTC
+// saw); were they, the worker's seccomp filter and Landlock's signal scope refuse them
+// (HostSandbox tests). The wrong output is judged: mismatch on both backends.
 /* kjudge
 [[launch]]
 kernel = "relu"

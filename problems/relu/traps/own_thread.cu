@@ -1,8 +1,8 @@
-// problems/relu, trap (sandbox): on the host backend, a thread of the candidate's own started
-// from the kernel (pthread_create, hidden from NVRTC) would do the work off the clock the bench
-// reads, and could outlive the launch. The worker refuses new threads once kjudge's block
-// threads exist, so the fallback path writes nothing: unwritten_output on the host. On the GPU
-// the kernel writes nothing at all: unwritten_output too.
+// problems/relu, trap (sandbox): hidden host code (behind #ifndef __CUDACC_RTC__) hands the
+// work to a thread of its own, off the clock the bench reads. The host build is preprocessed
+// with NVRTC's macros, so the thread code is not compiled there either; were it, the worker
+// refuses new threads once kjudge's block threads exist (HostSandbox tests). The kernel writes
+// nothing: unwritten_output on both backends.
 /* kjudge
 [[launch]]
 kernel = "relu"

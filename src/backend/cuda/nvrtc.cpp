@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -757,6 +758,40 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
   if (!options.cache_dir.empty())
     cuda_cache::store(options.cache_dir, key, module, options.cache_cap_bytes);
   return module;
+}
+
+} // namespace kj
+
+namespace kj {
+
+std::vector<std::pair<std::string, std::string>> nvrtc_predefined_macros(
+    const std::vector<std::string>& names, const CompileOptions& options) {
+  std::string probe = "#define KJ_STR2(...) #__VA_ARGS__\n#define KJ_STR(...) KJ_STR2(__VA_ARGS__)\n";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    probe += fmt::format("#ifdef {0}\n__device__ const char kj_macro_{1}[] = KJ_STR({0});\n#endif\n",
+                         names[i], i);
+  const CompiledModule m = compile_module(probe, "kjudge_macros.cu", {}, options);
+  // `.global .align 1 .b8 kj_macro_7[7] = {50, 48, 49, 54, 48, 54, 76};`
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t at = 0;
+  while ((at = m.ptx.find(" kj_macro_", at)) != std::string::npos) {
+    at += 10;
+    std::size_t end = at;
+    while (end < m.ptx.size() && m.ptx[end] >= '0' && m.ptx[end] <= '9')
+      ++end;
+    const std::size_t index = std::stoul(m.ptx.substr(at, end - at));
+    const std::size_t open = m.ptx.find('{', end), close = m.ptx.find('}', end);
+    const std::size_t line_end = m.ptx.find('\n', end);
+    std::string text;
+    if (open < line_end && close < line_end) {
+      std::istringstream bytes(m.ptx.substr(open + 1, close - open - 1));
+      for (std::string b; std::getline(bytes, b, ',');)
+        if (const int c = std::stoi(b); c != 0) text += static_cast<char>(c);
+    }
+    if (index < names.size()) out.emplace_back(names[index], text);
+    at = end;
+  }
+  return out;
 }
 
 } // namespace kj

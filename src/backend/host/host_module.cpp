@@ -18,7 +18,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -387,12 +389,209 @@ std::vector<landlock::Access> compile_reach(const fs::path& compiler, const fs::
 
 } // namespace
 
+namespace {
+
+// The macros NVRTC predefines beyond the host compiler's own names (NVRTC's documentation).
+constexpr std::string_view kNvrtcMacroNames[] = {
+    "__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__", "__CUDACC_RTC_INT128__", "__NVCC__",
+    "__CUDACC_DEBUG__", "__CUDACC_RDC__", "__CUDACC_EWP__", "__CUDACC_RELAXED_CONSTEXPR__",
+    "__CUDACC_EXTENDED_LAMBDA__", "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__",
+    "__CUDA_ARCH_LIST__", "__USE_FAST_MATH__", "__CUDACC_DEVICE_ATOMIC_BUILTINS__",
+    "__NVCC_DIAG_PRAGMA_SUPPORT__", "__CUDACC_RTC_MINIMAL__", "KJ_HOST_BACKEND"};
+
+// The names `g++ -dM -E` lists with these flags.
+std::vector<std::string> macro_names(const fs::path& compiler, const std::vector<std::string>& flags,
+                                     const fs::path& scratch) {
+  std::vector<std::string> argv = {compiler.string(), "-dM", "-E", "-x", "c++"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("/dev/null");
+  const fs::path log = scratch / fmt::format("macros-{}-{}.txt", ::getpid(), ::gettid());
+  const int rc = run(argv, log);
+  std::istringstream lines(read_file(log));
+  std::error_code ec;
+  fs::remove(log, ec);
+  if (rc != 0) throw CompileError(fmt::format("'{} -dM -E' fails", compiler.string()), "");
+  std::vector<std::string> names;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#define ", 0) != 0) continue;
+    std::string name = line.substr(8, line.find_first_of(" (", 8) - 8);
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+// `# 12 "file" 1 3`: the line, the file, and whether it enters (1) or returns to (2) a file.
+struct LineMarker {
+  long line = 0;
+  std::string file;
+  bool enters = false, returns = false;
+};
+std::optional<LineMarker> line_marker(std::string_view text) {
+  if (text.size() < 4 || text[0] != '#' || text[1] != ' ' || text[2] < '0' || text[2] > '9')
+    return std::nullopt;
+  LineMarker m;
+  std::size_t i = 2;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+    m.line = m.line * 10 + (text[i++] - '0');
+  if (i + 1 >= text.size() || text[i] != ' ' || text[i + 1] != '"') return std::nullopt;
+  std::size_t j = i + 2;
+  for (; j < text.size() && text[j] != '"'; ++j) {
+    if (text[j] == '\\' && j + 1 < text.size()) ++j;
+    m.file += text[j];
+  }
+  const std::string_view flags = j + 1 < text.size() ? text.substr(j + 1) : std::string_view();
+  m.enters = flags.starts_with(" 1");
+  m.returns = flags.starts_with(" 2");
+  return m;
+}
+
+// Pragmas the host build may see: loop unrolling. The rest are NVRTC's or the host compiler's
+// business (a `GCC dependency` or `GCC system_header` would reach the host's files or rules).
+bool pragma_kept(std::string_view line) {
+  std::string_view rest = line.substr(1);
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+    rest.remove_prefix(1);
+  if (!rest.starts_with("pragma")) return false;
+  rest.remove_prefix(6);
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+    rest.remove_prefix(1);
+  return rest.starts_with("unroll") || rest.starts_with("nounroll") ||
+         rest.starts_with("GCC unroll") || rest.starts_with("GCC ivdep");
+}
+
+} // namespace
+
+std::vector<std::string> predefined_macro_names(const HostCompileOptions& options) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::string>> known; // by compiler
+  const std::lock_guard lock(mutex);
+  const fs::path compiler = resolve_program(options.compiler);
+  auto& names = known[compiler.string()];
+  if (names.empty()) {
+    const fs::path scratch = options.cache_dir / "host";
+    fs::create_directories(scratch);
+    names = macro_names(compiler, {"-std=c++20", "-O2", "-fPIC", "-pthread"}, scratch);
+    for (const std::string_view n : kNvrtcMacroNames)
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.emplace_back(n);
+  }
+  return names;
+}
+
+std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_name,
+                                const HostCompileOptions& options) {
+  const fs::path dir = options.cache_dir / "host";
+  fs::create_directories(dir);
+  const fs::path compiler = resolve_program(options.compiler);
+  const std::string name = code_name(file_name);
+  // What g++ still predefines with -undef -nostdinc (the standard's few) goes, unless NVRTC has
+  // it too; then every macro NVRTC predefines, with its expansion.
+  std::vector<std::string> argv = {compiler.string(), "-E", "-undef", "-nostdinc", "-std=c++17",
+                                   "-x", "c++", "-I" + options.kjudge_include.string()};
+  if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
+  std::map<std::string, std::string> nvrtc(options.device_macros.begin(),
+                                           options.device_macros.end());
+  for (const std::string& left : macro_names(compiler, {"-undef", "-nostdinc", "-std=c++17"}, dir)) {
+    const auto it = nvrtc.find(left);
+    if (it == nvrtc.end()) argv.push_back("-U" + left);
+    else nvrtc.erase(it); // the same standard macro in both
+  }
+  for (const auto& [macro, value] : nvrtc)
+    argv.push_back("-D" + macro + "=" + value);
+
+  static std::atomic<unsigned> serial{0};
+  const std::string stem = fmt::format("pp.{}.{}", ::getpid(), serial++);
+  const fs::path in = dir / (stem + ".cu"), out = dir / (stem + ".i"), log = dir / (stem + ".log");
+  std::ofstream(in, std::ios::binary) << "#line 1 \"" << name << "\"\n" << source;
+  argv.insert(argv.end(), {in.string(), "-o", out.string()});
+  const ConfinedRun limits{compile_reach(compiler, dir, options), dir, options.deadline_s,
+                           options.memory_bytes};
+  const RunResult r = options.confine_compile ? run_confined(argv, log, limits)
+                                              : RunResult{Ended::normally, run(argv, log)};
+  const std::string text = read_file(out), messages = read_file(log);
+  std::error_code ec;
+  for (const fs::path& p : {in, out, log})
+    fs::remove(p, ec);
+  if (r.ended == Ended::deadline)
+    throw HostCompileLimit(fmt::format("the host compile of {} ran past its deadline of {} s",
+                                       file_name, options.deadline_s));
+  if (r.status != 0)
+    throw CompileError(fmt::format("the host compiler's preprocessor refuses {} (exit {})",
+                                   file_name, r.status),
+                       first_lines_of(messages, 30));
+
+  // Each line of the candidate's own text back on its line; each header it included directly
+  // becomes an #include of the host build, by its name under an include folder.
+  std::vector<fs::path> roots = {options.kjudge_include};
+  if (!options.cuda_include.empty()) {
+    roots.push_back(options.cuda_include);
+    roots.push_back(fs::weakly_canonical(options.cuda_include));
+  }
+  auto include_name = [&](const std::string& header) -> std::string {
+    for (const fs::path& root : roots) {
+      const std::string prefix = root.string() + (root.string().ends_with('/') ? "" : "/");
+      if (header.rfind(prefix, 0) == 0) return header.substr(prefix.size());
+    }
+    throw UnsupportedOnHost(fmt::format(
+        "unsupported on host backend: {} includes {}, outside kjudge's and the toolkit's headers",
+        file_name, header));
+  };
+  std::vector<std::string> lines(1);
+  auto put = [&](long at, const std::string& what) {
+    if (at < 1) at = 1;
+    if (static_cast<std::size_t>(at) >= lines.size()) lines.resize(static_cast<std::size_t>(at) + 1);
+    std::string& slot = lines[static_cast<std::size_t>(at)];
+    slot += slot.empty() ? what : " " + what;
+  };
+  int depth = -1; // -1: before the candidate's first line; 0: in it; >0: in a header
+  long next = 1;
+  std::string entered;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) {
+    if (const auto m = line_marker(line)) {
+      if (m->file == name && depth <= 0) {
+        depth = 0;
+        next = m->line;
+      } else if (m->enters) {
+        if (depth == 0) entered = m->file;
+        if (depth >= 0) ++depth;
+      } else if (m->returns && depth > 0 && --depth == 0) {
+        next = m->line;
+        put(next - 1, "#include <" + include_name(entered) + ">");
+      }
+      continue;
+    }
+    if (depth != 0) continue;
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] == '#') {
+      if (!pragma_kept(std::string_view(line).substr(first)))
+        if (line.find("pragma") == std::string::npos)
+          throw UnsupportedOnHost(fmt::format(
+              "unsupported on host backend: a directive made by macro expansion at {}:{}",
+              file_name, next));
+      if (pragma_kept(std::string_view(line).substr(first))) put(next, line);
+      ++next;
+      continue;
+    }
+    put(next++, line);
+  }
+  std::string joined;
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    joined += lines[i] + '\n';
+  return joined;
+}
+
 fs::path build_host_module(std::string_view source, std::string_view file_name,
                            const std::vector<std::string>& expressions,
                            const HostCompileOptions& options) {
   if (options.cache_dir.empty())
     throw CompileError("the host backend needs a cache folder for its shared objects", "");
-  const std::string text = rewrite_for_host(source, file_name, expressions);
+  // The text NVRTC compiled, as NVRTC's preprocessor saw it: no branch of the source is the
+  // host's alone.
+  const std::string seen = options.device_macros.empty()
+                               ? std::string(source)
+                               : preprocess_as_nvrtc(source, file_name, options);
+  const std::string text = rewrite_for_host(seen, file_name, expressions);
   const fs::path dir = options.cache_dir / "host";
   fs::create_directories(dir);
 

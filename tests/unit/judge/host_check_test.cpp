@@ -15,10 +15,14 @@
 #include <fstream>
 #include <sstream>
 
+#include <map>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kjudge/host_backend.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/nvrtc.hpp"
 #include "kjudge/report.hpp"
 #include "kjudge/spec.hpp"
 
@@ -237,6 +241,66 @@ __global__ void spare(float* t) {}
     EXPECT_EQ(v.outcome, Outcome::fail) << l.what << ": " << describe(v);
     EXPECT_EQ(v.reason, Reason::launch_error) << l.what << ": " << describe(v);
   }
+}
+
+// The host build sees the program NVRTC saw: a branch behind any macro that tells the host from
+// NVRTC (the host compiler's, the emulation's, a host header's) is taken as NVRTC takes it. Each
+// kernel here is right, with a wrong store only the host would have compiled.
+TEST(HostCheck, NoMacroHidesCodeFromNvrtcOnTheHost) {
+  for (const char* hiding :
+       {"#ifndef __CUDACC_RTC__", "#ifdef __GNUC__", "#ifdef __x86_64__", "#ifdef __linux__",
+        "#ifdef __unix__", "#if !defined(__CUDA_ARCH__)", "#ifdef KJ_HOST_BACKEND",
+        "#ifdef _GLIBCXX_RELEASE", "#ifdef __GLIBC__", "#if __cplusplus > 201703L",
+        "#ifdef __STDC_UTF_16__", "#ifdef __OPTIMIZE__", "#ifndef __CUDACC__",
+        "#if defined(__clang__) || defined(__GNUG__)"}) {
+    const std::string body = std::string(R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+)cu") + hiding + "\n  if (i == 0) z[0] = 12345.0f;\n#endif\n}\n";
+    const Verdict v = judge("vector_add", write_candidate("kjudge_hiding.cu", body), host_options());
+    EXPECT_EQ(v.outcome, Outcome::pass) << hiding << ": " << describe(v);
+  }
+}
+
+// The preprocessing's macros are NVRTC's, name for name and value for value, over every macro
+// the host compiler predefines and those NVRTC documents.
+TEST(HostCheck, TheHostBuildsPreprocessingHasNvrtcsMacrosExactly) {
+  HostCompileOptions host;
+  host.kjudge_include = fs::path(KJ_SOURCE_DIR) / "include";
+  host.cuda_include = "/usr/local/cuda/include";
+  host.cache_dir = fs::temp_directory_path() / "kjudge_host_check_test_cache";
+  const std::vector<std::string> names = predefined_macro_names(host);
+  ASSERT_GT(names.size(), 200u);
+  CompileOptions nvrtc;
+  nvrtc.kjudge_include = host.kjudge_include;
+  nvrtc.cache_dir = host.cache_dir;
+  host.device_macros = nvrtc_predefined_macros(names, nvrtc);
+  std::map<std::string, std::string> expected(host.device_macros.begin(), host.device_macros.end());
+  EXPECT_EQ(expected.at("__CUDA_ARCH__"), "900");
+  EXPECT_EQ(expected.at("__CUDACC_RTC__"), "1");
+  EXPECT_EQ(expected.at("__cplusplus"), "201703L");
+  for (const char* absent : {"__GNUC__", "__x86_64__", "__linux__", "KJ_HOST_BACKEND"})
+    EXPECT_FALSE(expected.contains(absent)) << absent;
+  // Every name through the host build's preprocessing: defined or not, and what it expands to.
+  std::string probe;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    probe += "#ifdef " + names[i] + "\nkj_defined_" + std::to_string(i) + " = KJ_STR(" + names[i] +
+             ")\n#endif\n";
+  const std::string seen = preprocess_as_nvrtc(
+      "#define KJ_STR2(...) #__VA_ARGS__\n#define KJ_STR(...) KJ_STR2(__VA_ARGS__)\n" + probe,
+      "probe.cu", host);
+  std::map<std::string, std::string> got;
+  std::istringstream lines(seen);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.find("kj_defined_");
+    if (at == std::string::npos) continue;
+    const std::size_t eq = line.find(" = ", at);
+    const std::string name = names.at(std::stoul(line.substr(at + 11, eq - at - 11)));
+    std::string value = line.substr(eq + 3);
+    got[name] = value.size() >= 2 ? value.substr(1, value.size() - 2) : value; // unquoted
+  }
+  EXPECT_EQ(got, expected);
 }
 
 // A switch in the environment alone is refused, never silently obeyed: the attack was
