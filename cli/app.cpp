@@ -65,6 +65,9 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                   "host backend: every run checked, every out-of-bounds read or write exact");
     sub->add_flag("--exact-percentiles", k.exact_percentiles,
                   "exact error percentiles (a selection) instead of binned ones");
+    sub->add_option("--time-budget", k.time_budget_s,
+                    "seconds of the candidate's run time over all cases (default 60, 0: none)")
+        ->check(CLI::Range(0.0, 1e6));
     sub->add_flag("--unsafe-test-switches", k.unsafe_test_switches,
                   "honour KJ_TEST_DISABLE (defences off, for kjudge's own tests; the verdict "
                   "lists them)");

@@ -58,6 +58,7 @@ struct CheckArgs {
   bool exact_bounds = false;
   bool exact_percentiles = false;
   bool unsafe_test_switches = false; // honour KJ_TEST_DISABLE (the verdict then says so)
+  double time_budget_s = 60;         // the candidate's run time over all cases (0: none)
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
   TimingOptions timing;  // bench on the GPU
 };

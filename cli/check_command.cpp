@@ -78,6 +78,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
 
   CheckOptions options;
   options.fail_fast = a.fail_fast;
+  options.time_budget_s = a.time_budget_s;
   if (!a.case_id.empty()) options.only_case = a.case_id;
   if (!a.against.empty()) options.against = fs::path(a.against);
   options.device = a.device;

@@ -105,6 +105,11 @@ struct CheckOptions {
   double compile_deadline_s = 300;          // a candidate's NVRTC compile in its own process
   std::uint64_t compile_memory_cap = kCompileMemoryCapBytes; // that process's address space
   double startup_deadline_s = 60;           // a worker's start (process, driver, context)
+  // The candidate's run time a check may spend over all its cases (GPU time of its launches;
+  // on the host backend, the worker's CPU time, read from outside), so a slow or stalling
+  // candidate costs a bounded time whatever the machine's load. Past it the cases not run are
+  // FAIL(timeout) and named. 0: no budget.
+  double time_budget_s = 60;
   std::function<void(const CaseFinding&)> on_case;  // called as each case finishes
 };
 

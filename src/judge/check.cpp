@@ -120,6 +120,7 @@ struct RunSide {
   const BuiltinKernels* builtins = nullptr;
   DeviceComparator* comparator = nullptr;
   bool exact_percentiles = false;
+  double spent_s = 0; // the candidate's run time so far (CheckOptions::time_budget_s)
 
   Gathered gather(const Case& c);
   std::shared_ptr<const CaseData> case_data(const Case& c);
@@ -181,6 +182,10 @@ Gathered RunSide::gather(const Case& c) {
       const PhaseTrace::Scope timed(*trace, "candidate run (all of it)");
       return candidate.run(c, data, run);
     }();
+    spent_s += (r.reason == Reason::timeout ? r.deadline_s * 1e3
+                : r.cpu_ms > 0                ? r.cpu_ms
+                                              : r.wall_ms) /
+               1e3;
     const std::string prefix = runs > 1 ? fmt::format("run {} of {}: ", run + 1, runs) : "";
     if (did_not_run(r)) {
       f.reason = r.reason;
@@ -773,8 +778,13 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     running.cache_key = fmt::format("{}|{}|{}|{}|", problem.hash, backend_name(backend),
                                     options.device, !options.against.has_value());
     running.timed_runs = options.timed_runs;
+    bool out_of_budget = false;
     for (const Case* c : cases) {
       if (halted) break;
+      if (options.time_budget_s > 0 && running.spent_s > options.time_budget_s) {
+        out_of_budget = true;
+        break;
+      }
       Gathered g = running.gather(*c);
       const bool stop_after = g.stop;
       pending.push_back(pool.submit([&host, &trace, g = std::move(g)]() mutable {
@@ -787,23 +797,29 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     }
     while (!pending.empty())
       take_oldest();
-    if (!v.cases.empty() && v.cases.back().reason == Reason::timeout &&
-        v.cases.size() < cases.size()) {
-      const std::string stopped_at = v.cases.back().case_id;
-      const std::size_t not_run = cases.size() - v.cases.size();
+    // The cases not run after a timeout, or once the budget ran out, fail as timeouts: the
+    // verdict already stands, and a reward must not grow by stalling.
+    auto not_run = [&](const std::string& cause) {
+      const std::size_t count = cases.size() - v.cases.size();
       for (std::size_t k = v.cases.size(); k < cases.size(); ++k) {
         CaseFinding f;
         f.case_id = cases[k]->id;
         f.case_class = cases[k]->case_class();
         f.hidden = cases[k]->shapes.hidden;
         f.reason = Reason::timeout;
-        f.message = fmt::format("not run: the candidate timed out on case {}", stopped_at);
+        f.message = "not run: " + cause;
         v.cases.push_back(std::move(f));
       }
-      v.skips.push_back(fmt::format("SKIP(timeout) {} cases not run after the candidate timed out "
-                                    "on case {}: they count as failed",
-                                    not_run, stopped_at));
-    }
+      v.skips.push_back(fmt::format("SKIP(timeout) {} cases not run: {}; they count as failed",
+                                    count, cause));
+    };
+    if (out_of_budget)
+      not_run(fmt::format("the check's time budget of {} s of the candidate's run time ran out "
+                          "({:.3g} s spent)",
+                          options.time_budget_s, running.spent_s));
+    else if (!v.cases.empty() && v.cases.back().reason == Reason::timeout &&
+             v.cases.size() < cases.size())
+      not_run(fmt::format("the candidate timed out on case {}", v.cases.back().case_id));
     const bool all_passed =
         !halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); });

@@ -548,6 +548,7 @@ RunOutcome KernelRunner::run_on_set(const Case& c, const CaseData& data, int run
     out.message = e.what();
     return out;
   }
+  out.wall_ms = got.elapsed_ms; // the launches to their end, on the worker's GPU
   // Trust nothing: the reply must describe exactly the buffers asked for (and, for a prepared
   // run, the very allocations already mapped).
   bool matches = names_the_buffers(request, got.buffers);

@@ -17,6 +17,7 @@
 
 #include <map>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -301,6 +302,53 @@ TEST(HostCheck, TheHostBuildsPreprocessingHasNvrtcsMacrosExactly) {
     got[name] = value.size() >= 2 ? value.substr(1, value.size() - 2) : value; // unquoted
   }
   EXPECT_EQ(got, expected);
+}
+
+// A slow candidate costs a bounded time: once its run time passes the budget, the cases not run
+// fail as timeouts and are named (the attack: a correct serial kernel held a GPU for minutes).
+TEST(HostCheck, TheTimeBudgetEndsASlowCandidatesCheck) {
+  const fs::path cand = write_candidate("kjudge_serial.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  for (int i = 0; i < N; ++i) z[i] = x[i] + y[i];
+}
+)cu");
+  CheckOptions o = host_options();
+  o.race_detection = false;
+  o.time_budget_s = 1e-6;
+  const Verdict v = judge("vector_add", cand, o);
+  EXPECT_EQ(v.reason, Reason::timeout) << describe(v);
+  ASSERT_EQ(v.cases.size(), static_cast<std::size_t>(v.cases_total));
+  EXPECT_TRUE(v.cases.front().pass()) << v.cases.front().message;
+  EXPECT_EQ(v.cases.back().message.rfind("not run: the check's time budget of 1e-06 s of the "
+                                         "candidate's run time ran out (", 0),
+            0u)
+      << v.cases.back().message;
+  EXPECT_EQ(v.cases_passed, 1);
+  ASSERT_FALSE(v.skips.empty());
+  EXPECT_EQ(v.skips.back().rfind(fmt::format("SKIP(timeout) {} cases not run: ", v.cases_total - 1), 0), 0u)
+      << v.skips.back();
+  o.time_budget_s = 0; // no budget: the same kernel passes
+  EXPECT_EQ(judge("vector_add", cand, o).outcome, Outcome::pass);
+}
+
+// A run that times out once is the verdict: the cases after it are not given a deadline each.
+TEST(HostCheck, AfterATimeoutTheLaterCasesAreNotRun) {
+  const fs::path cand = write_candidate("kjudge_spin.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  volatile int spin = 1;
+  while (spin) {
+  }
+}
+)cu");
+  CheckOptions o = host_options();
+  o.race_detection = false;
+  o.deadline_min_s = 0.5;
+  const Verdict v = judge("vector_add", cand, o);
+  EXPECT_EQ(v.reason, Reason::timeout) << describe(v);
+  ASSERT_GT(v.cases.size(), 2u);
+  EXPECT_EQ(v.cases[1].message, "not run: the candidate timed out on case " + v.cases[0].case_id);
+  EXPECT_EQ(v.cases_passed, 0);
 }
 
 // A switch in the environment alone is refused, never silently obeyed: the attack was
