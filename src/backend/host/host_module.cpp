@@ -446,18 +446,24 @@ std::optional<LineMarker> line_marker(std::string_view text) {
   return m;
 }
 
-// Pragmas the host build may see: loop unrolling. The rest are NVRTC's or the host compiler's
-// business (a `GCC dependency` or `GCC system_header` would reach the host's files or rules).
-bool pragma_kept(std::string_view line) {
+// A directive line left in the preprocessed text: a pragma the host build may see (loop
+// unrolling), another pragma (NVRTC's or the host compiler's business: a `GCC dependency` or
+// `GCC system_header` would reach the host's files or rules), or anything else, which only a
+// macro's expansion can have made.
+enum class Directive { kept_pragma, dropped_pragma, made_by_a_macro };
+Directive directive_kind(std::string_view line) {
+  auto skip_blanks = [](std::string_view& t) {
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
+      t.remove_prefix(1);
+  };
   std::string_view rest = line.substr(1);
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
-    rest.remove_prefix(1);
-  if (!rest.starts_with("pragma")) return false;
+  skip_blanks(rest);
+  if (!rest.starts_with("pragma")) return Directive::made_by_a_macro;
   rest.remove_prefix(6);
-  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
-    rest.remove_prefix(1);
-  return rest.starts_with("unroll") || rest.starts_with("nounroll") ||
-         rest.starts_with("GCC unroll") || rest.starts_with("GCC ivdep");
+  skip_blanks(rest);
+  const bool unrolling = rest.starts_with("unroll") || rest.starts_with("nounroll") ||
+                         rest.starts_with("GCC unroll") || rest.starts_with("GCC ivdep");
+  return unrolling ? Directive::kept_pragma : Directive::dropped_pragma;
 }
 
 } // namespace
@@ -564,12 +570,14 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
     if (depth != 0) continue;
     const std::size_t first = line.find_first_not_of(" \t");
     if (first != std::string::npos && line[first] == '#') {
-      if (!pragma_kept(std::string_view(line).substr(first)))
-        if (line.find("pragma") == std::string::npos)
-          throw UnsupportedOnHost(fmt::format(
-              "unsupported on host backend: a directive made by macro expansion at {}:{}",
-              file_name, next));
-      if (pragma_kept(std::string_view(line).substr(first))) put(next, line);
+      switch (directive_kind(std::string_view(line).substr(first))) {
+      case Directive::kept_pragma: put(next, line); break;
+      case Directive::dropped_pragma: break;
+      case Directive::made_by_a_macro:
+        throw UnsupportedOnHost(fmt::format(
+            "unsupported on host backend: a directive made by macro expansion at {}:{}",
+            file_name, next));
+      }
       ++next;
       continue;
     }

@@ -302,6 +302,14 @@ TEST(HostCheck, TheHostBuildsPreprocessingHasNvrtcsMacrosExactly) {
     got[name] = value.size() >= 2 ? value.substr(1, value.size() - 2) : value; // unquoted
   }
   EXPECT_EQ(got, expected);
+  // A directive that only a macro's expansion made would be obeyed by the host build: refused.
+  try {
+    (void)preprocess_as_nvrtc("#define H #\nH include \"/etc/hostname\"\n", "made.cu", host);
+    ADD_FAILURE() << "accepted";
+  } catch (const UnsupportedOnHost& e) {
+    EXPECT_STREQ(e.what(),
+                 "unsupported on host backend: a directive made by macro expansion at made.cu:2");
+  }
 }
 
 // A slow candidate costs a bounded time: once its run time passes the budget, the cases not run
