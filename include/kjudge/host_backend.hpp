@@ -197,6 +197,9 @@ struct HostSandbox {
   std::vector<std::filesystem::path> preload;  // libraries the modules need, loaded first
   unsigned block_threads = 1;
 };
+// The host worker's sandbox: `readable` (the module cache) and the libraries' folders to read,
+// the libraries modules link loaded first, `block_threads` threads.
+HostSandbox host_worker_sandbox(std::vector<std::filesystem::path> readable, unsigned block_threads);
 // Confines the calling process for good, single-threaded, before any of the candidate's code is
 // loaded: its own user namespace, Landlock (only `readable`, to read), no capabilities, the
 // block threads, then a seccomp allow-list for every thread that still lets files be opened to

@@ -114,13 +114,10 @@ private:
 int host_worker_main(int socket_fd, int arena_fd, const std::string& module_dir) {
   // The worker must not outlive the oracle.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  HostSandbox sandbox;
-  if (!module_dir.empty()) sandbox.readable.emplace_back(module_dir);
-  for (const auto& dir : host_library_dirs())
-    sandbox.readable.push_back(dir);
-  sandbox.preload = host_module_libraries();
-  sandbox.block_threads = cpu_threads();
-  if (const std::string gap = confine_host_worker(sandbox); !gap.empty()) {
+  std::vector<std::filesystem::path> readable;
+  if (!module_dir.empty()) readable.emplace_back(module_dir);
+  if (const std::string gap = confine_host_worker(host_worker_sandbox(readable, cpu_threads()));
+      !gap.empty()) {
     (void)write_message(socket_fd,
                         error_json("internal", "the host worker's sandbox is incomplete: " + gap));
     return 3;

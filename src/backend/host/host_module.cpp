@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -193,12 +194,18 @@ std::vector<fs::path> existing(std::vector<fs::path> dirs) {
   return out;
 }
 
+// The ELF file's i-th program header (load_time_code checked that they lie inside it).
+const Elf64_Phdr* program_header(const std::string& file, int i) {
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(file.data());
+  return reinterpret_cast<const Elf64_Phdr*>(file.data() + eh->e_phoff +
+                                             static_cast<std::size_t>(i) * eh->e_phentsize);
+}
+
 // The ELF file's bytes at virtual address `at` (through its PT_LOAD segments), or nullptr.
 const std::byte* at_address(const std::string& file, std::uint64_t at, std::uint64_t size) {
   const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(file.data());
   for (int i = 0; i < eh->e_phnum; ++i) {
-    const auto* ph = reinterpret_cast<const Elf64_Phdr*>(file.data() + eh->e_phoff +
-                                                         static_cast<std::size_t>(i) * eh->e_phentsize);
+    const Elf64_Phdr* ph = program_header(file, i);
     if (ph->p_type == PT_LOAD && at >= ph->p_vaddr && at + size <= ph->p_vaddr + ph->p_filesz &&
         ph->p_offset + (at - ph->p_vaddr) + size <= file.size())
       return reinterpret_cast<const std::byte*>(file.data() + ph->p_offset + (at - ph->p_vaddr));
@@ -242,8 +249,7 @@ std::string load_time_code(const fs::path& shared_object) {
   // The dynamic section: what the loader runs.
   std::uint64_t rela = 0, rela_size = 0, jmprel = 0, jmprel_size = 0;
   for (int i = 0; i < eh->e_phnum; ++i) {
-    const auto* ph = reinterpret_cast<const Elf64_Phdr*>(file.data() + eh->e_phoff +
-                                                         static_cast<std::size_t>(i) * eh->e_phentsize);
+    const Elf64_Phdr* ph = program_header(file, i);
     if (ph->p_type != PT_DYNAMIC) continue;
     if (ph->p_offset + ph->p_filesz > file.size()) return "its dynamic section lies outside it";
     const auto* dyn = reinterpret_cast<const Elf64_Dyn*>(file.data() + ph->p_offset);
@@ -387,9 +393,35 @@ std::vector<landlock::Access> compile_reach(const fs::path& compiler, const fs::
   return reach;
 }
 
-} // namespace
-
-namespace {
+// Runs one step of a candidate's host build (the preprocessor, the compiler, objcopy, the
+// linker), confined unless a test says otherwise; its messages are returned. Past the deadline
+// or the memory cap it throws HostCompileLimit naming the limit, on any other failure a
+// CompileError that says `refusal` and carries the messages. `remove` runs before a throw.
+std::string run_host_tool(const std::vector<std::string>& argv, const fs::path& log,
+                          const fs::path& build_dir, const HostCompileOptions& options,
+                          std::string_view file_name, std::string_view refusal,
+                          const std::function<void()>& remove = {}) {
+  const fs::path compiler = resolve_program(options.compiler);
+  const RunResult r =
+      options.confine_compile
+          ? run_confined(argv, log,
+                         ConfinedRun{compile_reach(compiler, build_dir, options), build_dir,
+                                     options.deadline_s, options.memory_bytes})
+          : RunResult{Ended::normally, run(argv, log)};
+  std::string messages = read_file(log);
+  if (r.ended == Ended::normally && r.status == 0) return messages;
+  if (remove) remove();
+  if (r.ended == Ended::deadline)
+    throw HostCompileLimit(fmt::format("the host compile of {} ran past its deadline of {} s",
+                                       file_name, options.deadline_s));
+  if (messages.find("memory exhausted") != std::string::npos ||
+      messages.find("std::bad_alloc") != std::string::npos ||
+      messages.find("out of memory") != std::string::npos)
+    throw HostCompileLimit(fmt::format("the host compile of {} ran past its memory cap of {} MiB",
+                                       file_name, options.memory_bytes >> 20));
+  throw CompileError(fmt::format("{} {} (exit {})", refusal, file_name, r.status),
+                     first_lines_of(messages, 30));
+}
 
 // The macros NVRTC predefines beyond the host compiler's own names (NVRTC's documentation).
 constexpr std::string_view kNvrtcMacroNames[] = {
@@ -400,9 +432,16 @@ constexpr std::string_view kNvrtcMacroNames[] = {
     "__CUDA_ARCH_LIST__", "__USE_FAST_MATH__", "__CUDACC_DEVICE_ATOMIC_BUILTINS__",
     "__NVCC_DIAG_PRAGMA_SUPPORT__", "__CUDACC_RTC_MINIMAL__", "KJ_HOST_BACKEND"};
 
-// The names `g++ -dM -E` lists with these flags.
+// The names `g++ -dM -E` lists with these flags, asked once per process.
 std::vector<std::string> macro_names(const fs::path& compiler, const std::vector<std::string>& flags,
                                      const fs::path& scratch) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::string>> known; // by compiler and flags
+  const std::lock_guard lock(mutex);
+  std::string key = compiler.string();
+  for (const auto& f : flags)
+    key += ' ' + f;
+  if (const auto it = known.find(key); it != known.end()) return it->second;
   std::vector<std::string> argv = {compiler.string(), "-dM", "-E", "-x", "c++"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("/dev/null");
@@ -418,7 +457,7 @@ std::vector<std::string> macro_names(const fs::path& compiler, const std::vector
     std::string name = line.substr(8, line.find_first_of(" (", 8) - 8);
     names.push_back(std::move(name));
   }
-  return names;
+  return known[key] = names;
 }
 
 // `# 12 "file" 1 3`: the line, the file, and whether it enters (1) or returns to (2) a file.
@@ -469,18 +508,12 @@ Directive directive_kind(std::string_view line) {
 } // namespace
 
 std::vector<std::string> predefined_macro_names(const HostCompileOptions& options) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<std::string>> known; // by compiler
-  const std::lock_guard lock(mutex);
-  const fs::path compiler = resolve_program(options.compiler);
-  auto& names = known[compiler.string()];
-  if (names.empty()) {
-    const fs::path scratch = options.cache_dir / "host";
-    fs::create_directories(scratch);
-    names = macro_names(compiler, {"-std=c++20", "-O2", "-fPIC", "-pthread"}, scratch);
-    for (const std::string_view n : kNvrtcMacroNames)
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.emplace_back(n);
-  }
+  const fs::path scratch = options.cache_dir / "host";
+  fs::create_directories(scratch);
+  std::vector<std::string> names = macro_names(resolve_program(options.compiler),
+                                               {"-std=c++20", "-O2", "-fPIC", "-pthread"}, scratch);
+  for (const std::string_view n : kNvrtcMacroNames)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.emplace_back(n);
   return names;
 }
 
@@ -510,21 +543,15 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   const fs::path in = dir / (stem + ".cu"), out = dir / (stem + ".i"), log = dir / (stem + ".log");
   std::ofstream(in, std::ios::binary) << "#line 1 \"" << name << "\"\n" << source;
   argv.insert(argv.end(), {in.string(), "-o", out.string()});
-  const ConfinedRun limits{compile_reach(compiler, dir, options), dir, options.deadline_s,
-                           options.memory_bytes};
-  const RunResult r = options.confine_compile ? run_confined(argv, log, limits)
-                                              : RunResult{Ended::normally, run(argv, log)};
-  const std::string text = read_file(out), messages = read_file(log);
-  std::error_code ec;
-  for (const fs::path& p : {in, out, log})
-    fs::remove(p, ec);
-  if (r.ended == Ended::deadline)
-    throw HostCompileLimit(fmt::format("the host compile of {} ran past its deadline of {} s",
-                                       file_name, options.deadline_s));
-  if (r.status != 0)
-    throw CompileError(fmt::format("the host compiler's preprocessor refuses {} (exit {})",
-                                   file_name, r.status),
-                       first_lines_of(messages, 30));
+  auto remove_temporaries = [&] {
+    std::error_code ec;
+    for (const fs::path& p : {in, out, log})
+      fs::remove(p, ec);
+  };
+  (void)run_host_tool(argv, log, dir, options, file_name,
+                      "the host compiler's preprocessor refuses", remove_temporaries);
+  const std::string text = read_file(out);
+  remove_temporaries();
 
   // Each line of the candidate's own text back on its line; each header it included directly
   // becomes an #include of the host build, by its name under an include folder.
@@ -594,12 +621,6 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
                            const HostCompileOptions& options) {
   if (options.cache_dir.empty())
     throw CompileError("the host backend needs a cache folder for its shared objects", "");
-  // The text NVRTC compiled, as NVRTC's preprocessor saw it: no branch of the source is the
-  // host's alone.
-  const std::string seen = options.device_macros.empty()
-                               ? std::string(source)
-                               : preprocess_as_nvrtc(source, file_name, options);
-  const std::string text = rewrite_for_host(seen, file_name, expressions);
   const fs::path dir = options.cache_dir / "host";
   fs::create_directories(dir);
 
@@ -639,10 +660,23 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   // A module made without a defence (a test's) is never another build's.
   key_text += options.refuse_load_time_code ? "refused\0" : "unchecked\0";
   key_text += options.confine_compile ? "confined\0" : "open\0";
-  key_text += sha256_hex(emulation_text) + '\0' + std::string(file_name) + '\0' + text;
+  // What the text compiled is made from: NVRTC's macros, the expressions and the source.
+  for (const auto& [macro, value] : options.device_macros)
+    key_text += macro + '=' + value + '\0';
+  for (const auto& e : expressions)
+    key_text += e + '\0';
+  key_text += sha256_hex(emulation_text) + '\0' + std::string(file_name) + '\0' +
+              std::string(source);
   const std::string key = sha256_hex(key_text);
   const fs::path so = dir / (key + ".so");
   if (fs::exists(so)) return so;
+
+  // The text NVRTC compiled, as NVRTC's preprocessor saw it: no branch of the source is the
+  // host's alone.
+  const std::string seen = options.device_macros.empty()
+                               ? std::string(source)
+                               : preprocess_as_nvrtc(source, file_name, options);
+  const std::string text = rewrite_for_host(seen, file_name, expressions);
 
   // A unique name per process and call, renamed into place: concurrent checks never see half a
   // file.
@@ -652,9 +686,9 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
                  log = dir / (stem + ".log");
   {
     std::ofstream f(cpp, std::ios::binary);
-    // Messages name the candidate's file and lines. The C runtime's start files are not linked:
-    // this is the handle they would give the module's registered destructors.
-    // The start files' __cxa_finalize at unload is kj_host_finalize's, called before dlclose.
+    // The C runtime's start files are not linked: __dso_handle is the handle they would give
+    // the module's registered destructors, and kj_host_finalize (called before dlclose) their
+    // __cxa_finalize at unload. Then the candidate's text, its messages naming its file and lines.
     f << "__attribute__((visibility(\"hidden\"))) void* __dso_handle = &__dso_handle;\n"
          "extern \"C\" void __cxa_finalize(void*);\n"
          "extern \"C\" void kj_host_finalize() { __cxa_finalize(&__dso_handle); }\n"
@@ -666,29 +700,9 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     for (const fs::path& p : {cpp, object, log, tmp_so})
       fs::remove(p, ec);
   };
-  const ConfinedRun limits{compile_reach(compiler, dir, options), dir, options.deadline_s,
-                           options.memory_bytes};
-  auto compile = [&](std::vector<std::string> args) {
-    const RunResult r = options.confine_compile ? run_confined(args, log, limits)
-                                                : RunResult{Ended::normally, run(args, log)};
-    const std::string messages = read_file(log);
-    if (r.ended == Ended::deadline) {
-      remove_temporaries();
-      throw HostCompileLimit(fmt::format("the host compile of {} ran past its deadline of {} s",
-                                         file_name, options.deadline_s));
-    }
-    if (r.status != 0 && (messages.find("memory exhausted") != std::string::npos ||
-                          messages.find("std::bad_alloc") != std::string::npos ||
-                          messages.find("out of memory") != std::string::npos)) {
-      remove_temporaries();
-      throw HostCompileLimit(fmt::format("the host compile of {} ran past its memory cap of {} MiB",
-                                         file_name, options.memory_bytes >> 20));
-    }
-    if (r.status != 0) {
-      remove_temporaries();
-      throw CompileError(fmt::format("the host compiler refuses {} (exit {})", file_name, r.status),
-                         first_lines_of(messages, 30));
-    }
+  auto compile = [&](const std::vector<std::string>& args) {
+    (void)run_host_tool(args, log, dir, options, file_name, "the host compiler refuses",
+                        remove_temporaries);
   };
   if (options.checked) {
     std::vector<std::string> c = argv;

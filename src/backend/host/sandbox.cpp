@@ -145,6 +145,16 @@ void* probe_thread(void*) { return nullptr; }
 
 } // namespace
 
+HostSandbox host_worker_sandbox(std::vector<std::filesystem::path> readable, unsigned block_threads) {
+  HostSandbox s;
+  s.readable = std::move(readable);
+  for (const auto& dir : host_library_dirs())
+    s.readable.push_back(dir);
+  s.preload = host_module_libraries();
+  s.block_threads = block_threads;
+  return s;
+}
+
 std::string confine_host_worker(const HostSandbox& sandbox) {
   try {
     for (const auto& library : sandbox.preload)

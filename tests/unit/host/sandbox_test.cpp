@@ -33,13 +33,7 @@ namespace fs = std::filesystem;
 fs::path module_cache() { return fs::temp_directory_path() / "kjudge_host_test_cache"; }
 
 kj::HostSandbox sandbox_reading(std::vector<fs::path> readable) {
-  kj::HostSandbox s;
-  s.readable = std::move(readable);
-  for (const auto& d : kj::host_library_dirs())
-    s.readable.push_back(d);
-  s.preload = kj::host_module_libraries();
-  s.block_threads = 4;
-  return s;
+  return kj::host_worker_sandbox(std::move(readable), 4);
 }
 
 // Runs `body` in a forked child after confine_host_worker; the child writes one line per check
