@@ -26,6 +26,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   auto* cases = app->add_subcommand("cases", "the canonical case ids of a problem");
   cases->add_option("PROBLEM", into.cases.problem, "a problem folder or problem.toml")->required();
   cases->add_flag("--json", into.cases.json, "print JSON");
+  cases->add_option("--secret-file", into.cases.secret_file,
+                    "list the hidden sets drawn with this secret (also $KJUDGE_SECRET)");
 
   auto* compare = app->add_subcommand("compare", "judge one output file against a golden");
   CompareArgs& c = into.compare;
@@ -51,7 +53,9 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
     sub->add_option("--case", k.case_id, "run this case alone (an id of `kjudge cases`)");
     sub->add_flag("--fail-fast", k.fail_fast, "stop at the first failing case");
     sub->add_flag("--redact-hidden", k.redact_hidden, "hidden cases: reason and class only");
-    sub->add_option("--secret", k.secret, "secret for hidden shapes drawn from ranges");
+    sub->add_option("--secret-file", k.secret_file,
+                    "the secret hidden shapes are drawn with (also $KJUDGE_SECRET)");
+    sub->add_option("--secret", k.secret, "refused: use --secret-file")->group("");
     sub->add_option("--json", k.json, "write the JSON report to FILE, or - for stdout");
     sub->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
     sub->add_option("--cache", k.cache, "the NVRTC cache folder");
@@ -66,7 +70,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
     sub->add_flag("--exact-percentiles", k.exact_percentiles,
                   "exact error percentiles (a selection) instead of binned ones");
     sub->add_option("--time-budget", k.time_budget_s,
-                    "seconds of the candidate's run time over all cases (default 60, 0: none)")
+                    "seconds of the candidate's run time over all cases (default 10 on the GPU, "
+                    "120 on the host; 0: none)")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_flag("--unsafe-test-switches", k.unsafe_test_switches,
                   "honour KJ_TEST_DISABLE (defences off, for kjudge's own tests; the verdict "
@@ -96,6 +101,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   serve->add_option("--case-cache", into.serve.case_cache_mib,
                     "MiB of inputs, goldens and references kept between requests (0: none)")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 30));
+  serve->add_option("--secret-file", into.serve.secret_file,
+                    "the secret hidden shapes are drawn with (also $KJUDGE_SECRET)");
   serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
                   "start each check's worker when it is needed (no worker waits ready beside "
                   "the judge)");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct ExportArgs {
 struct CasesArgs {
   std::string problem;
   bool json = false;
+  std::string secret_file;  // empty: $KJUDGE_SECRET, else no drawn hidden sets
 };
 
 struct CompareArgs {
@@ -47,7 +49,8 @@ struct CheckArgs {
   std::string case_id;   // empty: every case
   bool fail_fast = false;
   bool redact_hidden = false;
-  std::string secret;    // empty: $KJUDGE_SECRET
+  std::string secret;       // refused: /proc shows a command line (use secret_file)
+  std::string secret_file;  // empty: $KJUDGE_SECRET
   std::string against;   // empty: judge against the problem's reference
   std::string json;      // empty: no JSON; "-": standard output
   std::string junit;     // empty: no JUnit XML
@@ -58,7 +61,8 @@ struct CheckArgs {
   bool exact_bounds = false;
   bool exact_percentiles = false;
   bool unsafe_test_switches = false; // honour KJ_TEST_DISABLE (the verdict then says so)
-  double time_budget_s = 60;         // the candidate's run time over all cases (0: none)
+  std::optional<double> time_budget_s; // the candidate's run time over all cases (0: none;
+                                       // none: the backend's default)
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
   TimingOptions timing;  // bench on the GPU
 };
@@ -70,6 +74,7 @@ struct ServeArgs {
   std::vector<int> devices;     // several: one judge per device, requests spread over them
   std::uint64_t case_cache_mib = 8192; // the oracle's cases kept between requests
   bool no_spare_workers = false;        // start each check's worker when the check needs it
+  std::string secret_file;              // empty: $KJUDGE_SECRET
 };
 
 // Everything the parser fills in.
@@ -96,6 +101,12 @@ int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 // Requests from `in` (standard input), answers to `out`.
 int run_serve(const ServeArgs& args, std::istream& in, std::ostream& out, std::ostream& err);
+
+// The secret of hidden shapes drawn from ranges: the file's bytes (one trailing newline
+// dropped), else $KJUDGE_SECRET, else none. Either way KJUDGE_SECRET leaves this process's
+// environment, so nothing kjudge starts inherits it; a secret under kMinSecretBytes or an
+// unreadable file is a SpecError naming where.
+std::optional<std::string> read_secret(const std::string& secret_file);
 
 // `kjudge --worker --fd N [--device D]`: the candidate worker the oracle of `check` starts. Not
 // a subcommand (it is internal and hidden from --help); `run` hands it these arguments, those

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <system_error>
@@ -66,7 +67,34 @@ void refuse_silent_test_switches(bool allowed, const char* command) {
 
 } // namespace
 
+std::optional<std::string> read_secret(const std::string& secret_file) {
+  std::optional<std::string> secret;
+  Location where{"", "KJUDGE_SECRET", 0, 0};
+  if (const char* env = std::getenv("KJUDGE_SECRET"); env != nullptr && *env != '\0')
+    secret = env;
+  ::unsetenv("KJUDGE_SECRET");
+  if (!secret_file.empty()) {
+    where = {secret_file, "--secret-file", 0, 0};
+    std::ifstream f(secret_file, std::ios::binary);
+    if (!f) throw SpecError(where, "cannot read the secret file");
+    std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (bytes.ends_with('\n')) bytes.pop_back();
+    if (bytes.ends_with('\r')) bytes.pop_back();
+    secret = std::move(bytes);
+  }
+  if (secret && secret->size() < kMinSecretBytes)
+    throw SpecError(where, fmt::format("the secret is {} bytes; at least {} are needed, or a "
+                                       "candidate's author could try every secret",
+                                       secret->size(), kMinSecretBytes));
+  return secret;
+}
+
 int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
+  if (!a.secret.empty())
+    throw SpecError({"", "--secret", 0, 0},
+                    "a secret on the command line is readable by every process "
+                    "(/proc/<pid>/cmdline): put it in a file for --secret-file, or in "
+                    "$KJUDGE_SECRET");
   refuse_silent_test_switches(a.unsafe_test_switches, a.runs > 0 ? "bench" : "check");
   allow_test_switches(a.unsafe_test_switches);
   const Problem problem = load_problem(a.problem);
@@ -77,6 +105,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     throw SpecError({a.against, "--against", 0, 0}, "no such file");
 
   CheckOptions options;
+  options.cases.secret = read_secret(a.secret_file);
   options.fail_fast = a.fail_fast;
   options.time_budget_s = a.time_budget_s;
   if (!a.case_id.empty()) options.only_case = a.case_id;
@@ -102,11 +131,6 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs, a.timing})
                          : check(problem, *candidate, options);
   verdict.manifest.kjudge_version = KJUDGE_VERSION;
-
-  const char* env_secret = std::getenv("KJUDGE_SECRET");
-  if (!a.secret.empty() || (env_secret != nullptr && *env_secret != '\0'))
-    verdict.skips.push_back(
-        "SKIP(no problem declares hidden shape ranges yet) the secret has no effect");
 
   ReportOptions report;
   report.redact_hidden = a.redact_hidden;
@@ -136,6 +160,7 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.defaults.device = a.device;
   options.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
   options.defaults.self_exe = self_executable();
+  options.defaults.cases.secret = read_secret(a.secret_file);
   options.case_cache_bytes = a.case_cache_mib << 20;
   options.devices = a.devices;
   options.spare_workers = !a.no_spare_workers;

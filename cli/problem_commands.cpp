@@ -115,7 +115,9 @@ int run_export(const ExportArgs& args, std::ostream& out, std::ostream&) {
 
 int run_cases(const CasesArgs& args, std::ostream& out, std::ostream&) {
   const Problem problem = load_problem(args.problem);
-  const CasePlan plan = enumerate_cases(problem);
+  CaseOptions options;
+  options.secret = read_secret(args.secret_file);
+  const CasePlan plan = enumerate_cases(problem, options);
   if (args.json)
     out << case_plan_json(problem, plan)
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)

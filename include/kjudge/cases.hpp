@@ -22,6 +22,9 @@ struct CaseOptions {
   bool special_values = true;      // on the first public shape set
   bool include_hidden = true;
   std::size_t max_perturbed = 64;  // cap on perturbed shape sets
+  // The key of the hidden shape sets drawn from ranges (validate.hpp's draw_hidden_sets), at
+  // least kMinSecretBytes; none: those sets are not judged, and the plan says so.
+  std::optional<std::string> secret;
 };
 
 struct Case {
@@ -50,7 +53,9 @@ struct CasePlan {
 CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options = {});
 
 // Find a case by id in a plan; throws SpecError when the id is malformed, names another
-// problem hash ("replay refused: the problem changed") or is not in the plan.
-const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_view id);
+// problem hash ("replay refused: the problem changed"), was drawn with another secret than
+// `secret` ("replay refused") or is not in the plan.
+const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_view id,
+                      const std::optional<std::string>& secret = std::nullopt);
 
 }  // namespace kj

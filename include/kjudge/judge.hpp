@@ -64,6 +64,9 @@ struct TimingOptions {
   int rotation = 8;          // input sets rotated, each regenerated between its visits
 };
 
+inline constexpr double kCudaTimeBudgetS = 10;
+inline constexpr double kHostTimeBudgetS = 120;
+
 struct CheckOptions {
   CaseOptions cases;
   Backend backend = Backend::automatic;
@@ -108,8 +111,9 @@ struct CheckOptions {
   // The candidate's run time a check may spend over all its cases (GPU time of its launches;
   // on the host backend, the worker's CPU time, read from outside), so a slow or stalling
   // candidate costs a bounded time whatever the machine's load. Past it the cases not run are
-  // FAIL(timeout) and named. 0: no budget.
-  double time_budget_s = 60;
+  // FAIL(timeout) and named. 0: no budget; none: the backend's default (a hundred times what a
+  // bundled solution's check spends on the GPU; the CPU emulates, so far more on the host).
+  std::optional<double> time_budget_s;
   std::function<void(const CaseFinding&)> on_case;  // called as each case finishes
 };
 

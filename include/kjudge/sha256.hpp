@@ -1,4 +1,4 @@
-// SHA-256 (OpenSSL underneath), for everything kjudge identifies by content: problem hashes,
+// SHA-256 and HMAC-SHA256 (OpenSSL underneath), for everything kjudge identifies by content: problem hashes,
 // candidate hashes in manifests, NVRTC cache keys. `part` frames its bytes with their length,
 // so adjacent parts cannot trade bytes without changing the digest.
 #pragma once
@@ -29,5 +29,8 @@ private:
 
 // Hex SHA-256 of one block of bytes.
 std::string sha256_hex(std::string_view bytes);
+
+// HMAC-SHA256 of `message` under `key` (32 bytes): what a secret keys (hidden shape draws).
+std::vector<unsigned char> hmac_sha256(std::string_view key, std::string_view message);
 
 }  // namespace kj

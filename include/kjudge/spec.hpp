@@ -156,9 +156,21 @@ struct DimSet {
   Location where;
 };
 
+// Hidden shapes drawn from ranges at run time (`[dims] hidden_ranges = [{ R = [1, 64], C = 4096 }]`):
+// each dim an inclusive range or one value. Drawn with a secret (cases.hpp), so reading
+// problem.toml tells a candidate's author the ranges but not the shapes.
+struct DimRange {
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> bounds;  // dim -> [lo, hi]
+  Location where;
+};
+
+inline constexpr int kMaxHiddenDraws = 16;
+
 struct DimsSpec {
   std::vector<DimSet> public_sets;
   std::vector<DimSet> hidden_sets;
+  std::vector<DimRange> hidden_ranges;
+  int hidden_draws = 2;  // shape sets drawn from each range (`[dims] hidden_draws`)
   // Smaller public shapes for the host backend (`[dims] host = [...]`), which runs kernels on
   // the CPU; empty: the host backend uses the public sets.
   std::vector<DimSet> host_sets;

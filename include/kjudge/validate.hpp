@@ -46,6 +46,24 @@ struct ShapePlan {
 // are kept (the cap is recorded in `rejected` as "over the cap").
 ShapePlan plan_shapes(const Problem& problem, std::size_t max_perturbed = 64);
 
+// The hidden shape sets drawn from the problem's `hidden_ranges` with `secret`: `hidden_draws`
+// per range, each dim uniform over its range from HMAC-SHA256 under the secret (of the problem
+// hash, range, draw, attempt and dim), so the same secret draws the same shapes everywhere and
+// nothing short of the secret predicts them. A draw that fails a constraint or a tensor shape, or
+// repeats a set drawn or declared before it, is drawn again (kMaxDrawAttempts in all; `failed`
+// names a draw that ran out). Ids are "drawn<range>.<draw>@<tag>" with tag = secret_tag(secret).
+inline constexpr int kMaxDrawAttempts = 64;
+inline constexpr std::size_t kMinSecretBytes = 16;
+struct DrawnSets {
+  std::vector<ShapeSet> sets;
+  std::vector<std::string> failed;  // "drawn0.1: no draw of 64 meets the constraints (...)"
+};
+DrawnSets draw_hidden_sets(const Problem& problem, std::string_view secret);
+
+// 8 hex digits of the secret's HMAC of a fixed text: tells two secrets' cases apart in an id,
+// tells nothing of the secret.
+std::string secret_tag(std::string_view secret);
+
 struct Diagnostic {
   enum class Severity { error, warning, note };
   Severity severity;

@@ -147,6 +147,9 @@ struct CaseTiming {
   double sm_clock_mhz = 0;     // the median SM clock over the kept samples (clock probes)
   double noise = 0;            // the worse relative noise of the two medians (median_noise)
   bool converged = false;      // the noise target was met before the time cap
+  // The bench stopped timing once the candidate's median passed kStopEarlyFactor times the
+  // reference's (not_worth_timing): its time is the runs taken so far.
+  bool stopped_early = false;
   int rotation = 0;            // input sets rotated, each regenerated between its visits
   double wall_s = 0;           // the loop's wall time, warm-up included
   // The physical floor, the larger of two: the mandatory bytes (each input read once, each
@@ -179,6 +182,14 @@ SampleStats sample_stats(std::vector<double> values);
 // normal sample (sigma = IQR / 1.349, se = 1.2533 sigma / sqrt(n)), over the median. Infinity
 // with fewer than 4 samples or a median of 0.
 double median_noise(const SampleStats& s);
+
+// A candidate this much slower than the reference is not timed further: the figure would not
+// change a ranking, and a stalling candidate would cost minutes of the machine.
+inline constexpr double kStopEarlyFactor = 50;
+// Whether the candidate's runs so far put its median over kStopEarlyFactor times the
+// reference's (false for no runs).
+bool not_worth_timing(const std::vector<double>& candidate_ms,
+                      const std::vector<double>& reference_ms);
 
 // What one launch of the candidate's plan holds on the GPU (the bench's first timed case).
 struct LaunchResources {

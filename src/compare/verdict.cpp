@@ -152,6 +152,12 @@ double median_noise(const SampleStats& s) {
   return 1.2533 * sigma / std::sqrt(static_cast<double>(s.samples)) / s.median;
 }
 
+bool not_worth_timing(const std::vector<double>& candidate_ms,
+                      const std::vector<double>& reference_ms) {
+  if (candidate_ms.empty() || reference_ms.empty()) return false;
+  return sample_stats(candidate_ms).median > kStopEarlyFactor * sample_stats(reference_ms).median;
+}
+
 void Verdict::finalize() {
   cases_total = static_cast<std::int64_t>(cases.size());
   cases_passed = 0;

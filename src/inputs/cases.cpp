@@ -76,6 +76,26 @@ CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options) {
   }
 
   CasePlan plan;
+  // Drawn sets come after every declared and perturbed one, so the rest of the plan (and every
+  // id in it) is the same with any secret or none.
+  const auto& ranges = problem.dims.hidden_ranges;
+  if (options.include_hidden && !ranges.empty()) {
+    if (!options.secret) {
+      plan.skipped.push_back(CaseSkip{
+          fmt::format("{} hidden shape sets drawn from dims.hidden_ranges",
+                      ranges.size() * static_cast<std::size_t>(problem.dims.hidden_draws)),
+          "no secret: give --secret-file or KJUDGE_SECRET"});
+    } else {
+      if (options.secret->size() < kMinSecretBytes)
+        throw SpecError({"", "secret", 0, 0},
+                        fmt::format("the secret is {} bytes; hidden shapes need at least {}",
+                                    options.secret->size(), kMinSecretBytes));
+      DrawnSets drawn = draw_hidden_sets(problem, *options.secret);
+      for (ShapeSet& s : drawn.sets) shapes.sets.push_back(std::move(s));
+      for (std::string& f : drawn.failed)
+        plan.skipped.push_back(CaseSkip{std::move(f), "hidden range"});
+    }
+  }
   auto push = [&](const ShapeSet& set, std::uint64_t seed, Transform transform,
                   std::optional<SpecialValues> special, std::string_view label) {
     Case c;
@@ -139,7 +159,8 @@ CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options) {
   return plan;
 }
 
-const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_view id) {
+const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_view id,
+                      const std::optional<std::string>& secret) {
   const Location where{"", "case id", 0, 0};
   // <hash>:<set>:<seed>:<transform>; the transform of a special case has a colon of its own.
   const auto c1 = id.find(':');
@@ -165,6 +186,15 @@ const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_
   }
   const auto it = std::find_if(plan.cases.begin(), plan.cases.end(),
                                [&](const Case& c) { return c.id == id; });
+  const std::string_view set = id.substr(c1 + 1, c2 - c1 - 1);
+  if (it == plan.cases.end() && set.starts_with("drawn") && set.find('@') != set.npos) {
+    const std::string_view tag = set.substr(set.find('@') + 1);
+    const std::string secret_note = secret ? "and this secret's tag is " + secret_tag(*secret)
+                                           : "and no secret was given";
+    throw SpecError(where, fmt::format("replay refused: case '{}' was drawn with a secret (tag {}) "
+                                       "{}; it replays only with that secret",
+                                       id, tag, secret_note));
+  }
   if (it == plan.cases.end()) {
     throw SpecError(
         where,

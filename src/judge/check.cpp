@@ -87,6 +87,7 @@ struct Gathered {
   std::optional<std::vector<OutputFinding>> judged;
   std::vector<RunOutcome> timed; // bench: the timed runs after them
   std::vector<double> reference_ms; // bench: the reference's timed runs
+  bool stopped_early = false;       // bench: timing stopped (not_worth_timing)
 };
 
 struct Assessed {
@@ -222,6 +223,12 @@ Gathered RunSide::gather(const Case& c) {
       break;
     }
     g.timed.push_back(std::move(r));
+    std::vector<double> so_far;
+    for (const RunOutcome& t : g.timed) so_far.push_back(t.cpu_ms);
+    if (not_worth_timing(so_far, data.reference_cpu_ms)) {
+      g.stopped_early = true;
+      break;
+    }
   }
   if (timed) g.reference_ms = data.reference_cpu_ms;
   if (!g.done.empty()) {
@@ -371,6 +378,7 @@ void HostSide::assess_timed(const Gathered& g, CaseFinding& f) const {
   for (const RunOutcome& r : g.timed)
     t.candidate_ms.push_back(r.cpu_ms);
   t.reference_ms = g.reference_ms;
+  t.stopped_early = g.stopped_early;
   f.timing = std::move(t);
 }
 
@@ -557,7 +565,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                               : enumerate_cases(problem, options.cases);
     std::vector<const Case*> cases;
     if (options.only_case) {
-      cases.push_back(&find_case(plan, problem, *options.only_case));
+      cases.push_back(&find_case(plan, problem, *options.only_case, options.cases.secret));
       v.manifest.case_budget.clear();
     } else {
       for (const Case& c : plan.cases)
@@ -779,9 +787,11 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
                                     options.device, !options.against.has_value());
     running.timed_runs = options.timed_runs;
     bool out_of_budget = false;
+    const double budget_s = options.time_budget_s.value_or(
+        backend == Backend::host ? kHostTimeBudgetS : kCudaTimeBudgetS);
     for (const Case* c : cases) {
       if (halted) break;
-      if (options.time_budget_s > 0 && running.spent_s > options.time_budget_s) {
+      if (budget_s > 0 && running.spent_s > budget_s) {
         out_of_budget = true;
         break;
       }
@@ -816,10 +826,14 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (out_of_budget)
       not_run(fmt::format("the check's time budget of {} s of the candidate's run time ran out "
                           "({:.3g} s spent)",
-                          options.time_budget_s, running.spent_s));
+                          budget_s, running.spent_s));
     else if (!v.cases.empty() && v.cases.back().reason == Reason::timeout &&
              v.cases.size() < cases.size())
-      not_run(fmt::format("the candidate timed out on case {}", v.cases.back().case_id));
+      // A hidden case's id may carry its dims (hidden0~C=4097), and skip lines are never
+      // redacted: it is named by its place alone.
+      not_run(v.cases.back().hidden
+                  ? fmt::format("the candidate timed out on hidden case {}", v.cases.size())
+                  : fmt::format("the candidate timed out on case {}", v.cases.back().case_id));
     const bool all_passed =
         !halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); });

@@ -300,9 +300,15 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
     }
 
     const auto now = std::chrono::steady_clock::now();
-    if (round == 0 || (!warm && Seconds(now - loop.busy_since).count() < loop.options.warmup_s))
+    // A candidate far slower than the reference is timed no further: this round is its time,
+    // warm or not (kStopEarlyFactor).
+    std::vector<double> round_reference_ms;
+    for (const CaseData* v : view) round_reference_ms.push_back(v->reference_ms);
+    const bool too_slow = round > 0 && not_worth_timing(ms, round_reference_ms);
+    if (!too_slow &&
+        (round == 0 || (!warm && Seconds(now - loop.busy_since).count() < loop.options.warmup_s)))
       continue;
-    if (!warm) {
+    if (!too_slow && !warm) {
       warm = now;
       continue; // this round ran while warming up: the next is the first that counts
     }
@@ -319,11 +325,11 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
     double noise = std::max(median_noise(sample_stats(kept.candidate_ms)),
                             median_noise(sample_stats(kept.reference_ms)));
     if (with_baseline) noise = std::max(noise, median_noise(sample_stats(kept.baseline_ms)));
-    const double timed_s = Seconds(now - *warm).count();
+    const double timed_s = warm ? Seconds(now - *warm).count() : 0;
     const bool enough = timed_s >= loop.options.min_time_s &&
                         static_cast<int>(kept.candidate_ms.size()) >= loop.options.min_samples;
     const bool converged = enough && noise <= loop.options.noise;
-    if (converged || Seconds(now - start).count() >= loop.options.max_time_s) {
+    if (too_slow || converged || Seconds(now - start).count() >= loop.options.max_time_s) {
       CaseTiming& t = out.timing;
       t.candidate_ms = kept.candidate_ms;
       t.reference_ms = kept.reference_ms;
@@ -336,6 +342,7 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
       t.sm_clock_mhz = sample_stats(kept.clock_mhz).median;
       t.noise = noise;
       t.converged = converged;
+      t.stopped_early = too_slow && !converged;
       t.rotation = rotation;
       t.wall_s = Seconds(now - start).count();
       t.floor_bytes = floor_bytes(problem, *view.front());

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -125,7 +126,14 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv, const SpawnExtras& e
     args.push_back(a.data());
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  // The worker runs the candidate: of kjudge's environment it gets all but the secret hidden
+  // shapes are drawn with (a library caller may have left it there; the CLI unsets it).
+  std::vector<char*> environment;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (!std::string_view(*e).starts_with("KJUDGE_SECRET=")) environment.push_back(*e);
+  environment.push_back(nullptr);
+  const int rc =
+      ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environment.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(theirs);
   if (shared >= 0) ::close(shared);

@@ -18,6 +18,10 @@ namespace kj {
 
 namespace {
 
+std::string stopped_early_note() {
+  return fmt::format(" (stopped early: over {:g}x the reference's time)", kStopEarlyFactor);
+}
+
 constexpr int kFirstShown = 5;   // first mismatches listed per output
 constexpr int kSlicesShown = 3;  // failed slices listed per output
 
@@ -193,6 +197,7 @@ public:
                             num(cand.median), num(cand.q1), num(cand.q3), cand.samples,
                             num(ref.median));
         if (cand.median > 0) out_ << fmt::format(", speedup {}x", num(ref.median / cand.median));
+        if (c.timing->stopped_early) out_ << stopped_early_note();
         out_ << '\n';
       }
     }
@@ -246,7 +251,7 @@ private:
           "{:<28} {:>8} ms {:>8} ms {:>7}x {:>7} ms {:>7.0f}% {:>8} {:>6.2f}%{}\n", c.case_id,
           num(cand.median), num(ref.median), cand.median > 0 ? num(ref.median / cand.median) : "-",
           num(t.floor_ms), cand.median > 0 ? 100 * t.floor_ms / cand.median : 0.0, cand.samples,
-          100 * t.noise, t.converged ? "" : " (time cap)");
+          100 * t.noise, t.stopped_early ? stopped_early_note() : t.converged ? "" : " (time cap)");
       out_ << fmt::format("  candidate IQR {}-{} ms, {} throttled sample(s) dropped, SM clock {:.0f} "
                           "MHz, {} input sets, {:.2f} s; floor {:.4g} bytes at {:.0f} GB/s\n",
                           num(cand.q1), num(cand.q3), t.throttled, t.sm_clock_mhz, t.rotation,
@@ -310,6 +315,15 @@ void print_validation(std::ostream& out, const Problem& problem, const Validatio
     auto& bases = by_dim[p.dim];
     if (bases.empty() || bases.back().first != base) bases.push_back({base, {}});
     bases.back().second.push_back(fmt::format("{} ({})", p.value, p.rule));
+  }
+  for (std::size_t r = 0; r < problem.dims.hidden_ranges.size(); ++r) {
+    std::string bounds;
+    for (const auto& [dim, b] : problem.dims.hidden_ranges[r].bounds)
+      bounds += fmt::format("{}{}={}", bounds.empty() ? "" : ", ", dim,
+                            b.first == b.second ? fmt::format("{}", b.first)
+                                                : fmt::format("[{}, {}]", b.first, b.second));
+    out << fmt::format("  range{:<5} {{{}}} (hidden: {} drawn with the secret)\n", r, bounds,
+                       problem.dims.hidden_draws);
   }
   for (const auto& dim : problem.dims.vary) {
     auto it = by_dim.find(dim);

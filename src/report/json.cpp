@@ -175,7 +175,8 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
               {"reference", to_json(ref)},
               {"speedup", cand.median > 0 ? json_number(ref.median / cand.median) : json(nullptr)},
               {"candidate_ms", t.candidate_ms},
-              {"reference_ms", t.reference_ms}};
+              {"reference_ms", t.reference_ms},
+              {"stopped_early", t.stopped_early}};
     if (t.floor_ms > 0 || t.sm_clock_mhz > 0) { // the GPU's timing loop
       timing["throttled"] = t.throttled;
       timing["sm_clock_mhz"] = json_number(t.sm_clock_mhz);

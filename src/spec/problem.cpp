@@ -234,7 +234,10 @@ struct Loader {
   }
 
   void load_dims(const toml::table& dims) {
-    detail::check_keys(dims, {"public", "hidden", "host", "vary", "constraints"}, "dims", ctx);
+    detail::check_keys(dims,
+                       {"public", "hidden", "hidden_ranges", "hidden_draws", "host", "vary",
+                        "constraints"},
+                       "dims", ctx);
     const toml::node& pub = detail::need_key(dims, "public", "dims", ctx);
     load_dim_sets(pub, "dims.public", p.dims.public_sets);
     if (p.dims.public_sets.empty())
@@ -265,6 +268,14 @@ struct Loader {
       compare(set);
     for (const DimSet& set : p.dims.host_sets)
       compare(set);
+    if (const toml::node* n = dims.get("hidden_ranges")) load_dim_ranges(*n);
+    if (const toml::node* n = dims.get("hidden_draws")) {
+      const std::int64_t draws = need_integer(*n, "dims.hidden_draws", ctx);
+      if (draws < 1 || draws > kMaxHiddenDraws)
+        ctx.fail(*n, "dims.hidden_draws",
+                 fmt::format("{} draws per range: between 1 and {}", draws, kMaxHiddenDraws));
+      p.dims.hidden_draws = static_cast<int>(draws);
+    }
     const toml::table& first_node = *pub.as_array()->get(0)->as_table();
     for (auto&& [key, value] : first_node)
       names.add(std::string(key.str()), "dims", detail::join("dims.public[0]", key.str()), value);
@@ -428,6 +439,44 @@ struct Loader {
     const toml::array& arr = detail::need_array(node, field, ctx);
     for (std::size_t i = 0; i < arr.size(); ++i)
       out.push_back(load_dim_set(arr[i], fmt::format("{}[{}]", field, i)));
+  }
+
+  // `[{ R = [1, 64], C = 4096 }]`: every dim of dims.public[0], each a value or [lo, hi].
+  void load_dim_ranges(const toml::node& node) {
+    const toml::array& arr = detail::need_array(node, "dims.hidden_ranges", ctx);
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      const std::string field = fmt::format("dims.hidden_ranges[{}]", i);
+      const toml::table& t = detail::need_table(arr[i], field, ctx);
+      DimRange range;
+      range.where = ctx.at(t, field);
+      for (auto&& [key, value] : t) {
+        const std::string name(key.str());
+        const std::string dim_field = detail::join(field, name);
+        if (!dim_names.contains(name))
+          ctx.fail(value, dim_field,
+                   fmt::format("dim '{}' is not in dims.public[0] (dims: {})", name,
+                               fmt::join(dim_names, ", ")));
+        std::int64_t lo = 0, hi = 0;
+        if (const toml::array* pair = value.as_array()) {
+          if (pair->size() != 2)
+            ctx.fail(value, dim_field, "a range is [lo, hi]: two integers");
+          lo = need_integer(*pair->get(0), dim_field, ctx);
+          hi = need_integer(*pair->get(1), dim_field, ctx);
+        } else {
+          lo = hi = need_integer(value, dim_field, ctx);
+        }
+        if (lo < 0 || hi < lo)
+          ctx.fail(value, dim_field,
+                   fmt::format("[{}, {}] is not a range of dims (0 <= lo <= hi)", lo, hi));
+        range.bounds[name] = {lo, hi};
+      }
+      for (const auto& name : dim_names)
+        if (!range.bounds.contains(name))
+          ctx.fail(t, field,
+                   fmt::format("missing dim '{}' (a range gives every dim: a value or [lo, hi])",
+                               name));
+      p.dims.hidden_ranges.push_back(std::move(range));
+    }
   }
 
   // One shape set, `{ R = 4096, C = 4096 }`: dim names and non-negative integers.

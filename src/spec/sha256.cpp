@@ -2,6 +2,7 @@
 #include "kjudge/sha256.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "kjudge/error.hpp"
 
@@ -55,6 +56,17 @@ std::string sha256_hex(std::string_view bytes) {
   Sha256 h;
   h.update(bytes.data(), bytes.size());
   return h.hex();
+}
+
+std::vector<unsigned char> hmac_sha256(std::string_view key, std::string_view message) {
+  std::vector<unsigned char> out(EVP_MAX_MD_SIZE);
+  unsigned int n = 0;
+  KJ_EXPECTS(HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+                  reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+                  out.data(), &n) != nullptr,
+             "HMAC-SHA256");
+  out.resize(n);
+  return out;
 }
 
 }  // namespace kj

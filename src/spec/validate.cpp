@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kjudge/sha256.hpp"
 #include "kjudge/validate.hpp"
 
 namespace kj {
@@ -451,6 +452,61 @@ ShapePlan plan_shapes(const Problem& problem, std::size_t max_perturbed) {
   return plan;
 }
 
+namespace {
+
+// One draw of a range: each dim lo + (first 8 bytes of the HMAC) mod (hi - lo + 1). The bias of
+// the modulo is below 2^-63 * span, nothing a shape could show.
+Env draw_from_range(const DimRange& range, std::string_view secret, const std::string& hash,
+                    std::size_t r, int draw, int attempt) {
+  Env dims;
+  for (const auto& [dim, b] : range.bounds) {
+    const auto mac = hmac_sha256(
+        secret, fmt::format("kjudge hidden shape|{}|{}|{}|{}|{}", hash, r, draw, attempt, dim));
+    std::uint64_t v = 0;
+    for (int k = 0; k < 8; ++k) v = v << 8 | mac[static_cast<std::size_t>(k)];
+    const std::uint64_t span = static_cast<std::uint64_t>(b.second - b.first) + 1;  // >= 1
+    dims[dim] = b.first + static_cast<std::int64_t>(span == 0 ? v : v % span);
+  }
+  return dims;
+}
+
+}  // namespace
+
+std::string secret_tag(std::string_view secret) {
+  const auto mac = hmac_sha256(secret, "kjudge secret tag");
+  return fmt::format("{:02x}{:02x}{:02x}{:02x}", mac[0], mac[1], mac[2], mac[3]);
+}
+
+DrawnSets draw_hidden_sets(const Problem& problem, std::string_view secret) {
+  DrawnSets out;
+  const std::string tag = secret_tag(secret);
+  std::vector<Env> taken;
+  for (const DimSet& s : problem.dims.public_sets) taken.push_back(s.values);
+  for (const DimSet& s : problem.dims.hidden_sets) taken.push_back(s.values);
+  for (std::size_t r = 0; r < problem.dims.hidden_ranges.size(); ++r) {
+    for (int i = 0; i < problem.dims.hidden_draws; ++i) {
+      const std::string id = fmt::format("drawn{}.{}@{}", r, i, tag);
+      bool drawn = false;
+      for (int attempt = 0; attempt < kMaxDrawAttempts && !drawn; ++attempt) {
+        Env dims = draw_from_range(problem.dims.hidden_ranges[r], secret, problem.hash, r, i,
+                                   attempt);
+        if (std::find(taken.begin(), taken.end(), dims) != taken.end() ||
+            !set_faults(problem, dims).empty())
+          continue;
+        taken.push_back(dims);
+        out.sets.push_back(ShapeSet{id, true, std::move(dims), std::nullopt});
+        drawn = true;
+      }
+      // Which constraint the last draw failed would name its dims: not said.
+      if (!drawn)
+        out.failed.push_back(fmt::format("drawn{}.{}: none of {} draws is a new shape set that "
+                                         "meets the constraints",
+                                         r, i, kMaxDrawAttempts));
+    }
+  }
+  return out;
+}
+
 std::string_view severity_name(Diagnostic::Severity s) {
   switch (s) {
     case Diagnostic::Severity::error: return "error";
@@ -479,12 +535,58 @@ bool ValidationReport::ok() const {
   });
 }
 
+namespace {
+
+// Validation draws with a key of its own (not any secret's): how often each range's draws meet the
+// constraints and shapes (never: the range can never be judged; under half: most draws redraw).
+// Returns the draws that meet them, "range<r>.draw<i>", for the launch checks.
+constexpr std::string_view kValidationKey = "kjudge validate: not a secret";
+constexpr int kValidationDraws = 32;
+
+std::vector<ShapeSet> check_hidden_ranges(const Problem& problem, std::vector<Diagnostic>& out) {
+  std::vector<ShapeSet> sample;
+  for (std::size_t r = 0; r < problem.dims.hidden_ranges.size(); ++r) {
+    const DimRange& range = problem.dims.hidden_ranges[r];
+    int met = 0;
+    std::string first_fault;
+    for (int i = 0; i < kValidationDraws; ++i) {
+      Env dims = draw_from_range(range, kValidationKey, problem.hash, r, i, 0);
+      const auto faults = set_faults(problem, dims);
+      if (faults.empty()) {
+        ++met;
+        sample.push_back(ShapeSet{fmt::format("range{}.draw{}", r, i), true, std::move(dims), {}});
+      } else if (first_fault.empty()) {
+        first_fault = fmt::format("{} {}", dims_string(dims), faults.front().message);
+      }
+    }
+    if (met == 0)
+      add(out, Diagnostic::Severity::error, range.where,
+          fmt::format("hidden range {}: none of {} draws meets the constraints and shapes (the "
+                      "first, {})",
+                      r, kValidationDraws, first_fault));
+    else if (2 * met < kValidationDraws)
+      add(out, Diagnostic::Severity::warning, range.where,
+          fmt::format("hidden range {}: only {} of {} draws meet the constraints and shapes (the "
+                      "first that does not, {}); narrow the range",
+                      r, met, kValidationDraws, first_fault));
+  }
+  return sample;
+}
+
+}  // namespace
+
 ValidationReport validate_problem(const Problem& problem) {
   ValidationReport report;
   auto& out = report.diagnostics;
   guarded(out, "shape plan", [&] { report.shapes = plan_shapes(problem); });
   guarded(out, "shape set", [&] { check_base_sets(problem, report.shapes, out); });
   guarded(out, "vary", [&] { check_vary_dims(problem, report.shapes, out); });
+  // Launches are checked on the ranges' validation draws too: a range the reference cannot
+  // launch on would turn a secret's draw into the problem's error.
+  ShapePlan launch_plan = report.shapes;
+  guarded(out, "hidden ranges", [&] {
+    for (ShapeSet& s : check_hidden_ranges(problem, out)) launch_plan.sets.push_back(std::move(s));
+  });
 
   // The golden's own kernels may sit in the reference file; they are double by design and
   // outside the lint, which guards only the template the golden instantiates with T = double.
@@ -502,14 +604,14 @@ ValidationReport validate_problem(const Problem& problem) {
     out.insert(out.end(), sig.begin(), sig.end());
   });
   guarded(out, "reference launch dims",
-          [&] { check_launch_dims(problem, problem.reference, report.shapes, "reference", out); });
+          [&] { check_launch_dims(problem, problem.reference, launch_plan, "reference", out); });
   if (problem.golden) {
     guarded(out, "golden launch", [&] {
       auto sig = check_launch_signatures(problem, *problem.golden);
       out.insert(out.end(), sig.begin(), sig.end());
     });
     guarded(out, "golden launch dims",
-            [&] { check_launch_dims(problem, *problem.golden, report.shapes, "golden", out); });
+            [&] { check_launch_dims(problem, *problem.golden, launch_plan, "golden", out); });
   }
   if (problem.timed_baseline && problem.timed_baseline->plan) {
     const KernelSource& plan = *problem.timed_baseline->plan;
@@ -518,7 +620,7 @@ ValidationReport validate_problem(const Problem& problem) {
       out.insert(out.end(), sig.begin(), sig.end());
     });
     guarded(out, "baseline launch dims",
-            [&] { check_launch_dims(problem, plan, report.shapes, "baseline", out); });
+            [&] { check_launch_dims(problem, plan, launch_plan, "baseline", out); });
   }
   return report;
 }

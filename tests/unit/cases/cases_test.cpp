@@ -3,7 +3,12 @@
 // options, the hidden-free plan, case classes, and find_case's refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "kjudge/cases.hpp"
+#include "kjudge/sha256.hpp"
 #include "unit/validate/problem_builder.hpp"
 
 namespace kj {
@@ -225,9 +230,10 @@ TEST(FindCase, FindsEveryCaseByItsId) {
   EXPECT_EQ(find_case(plan, p, "ab12cd34:public0:0:x:nan").special->kind, SpecialKind::nan);
 }
 
-std::string error_of(const CasePlan& plan, const Problem& p, std::string_view id) {
+std::string error_of(const CasePlan& plan, const Problem& p, std::string_view id,
+                     const std::optional<std::string>& secret = std::nullopt) {
   try {
-    find_case(plan, p, id);
+    find_case(plan, p, id, secret);
   } catch (const SpecError& e) {
     return e.bare_message();
   }
@@ -259,6 +265,130 @@ TEST(FindCase, MalformedAndUnknownIds) {
   public_only.include_hidden = false;
   const CasePlan redacted = enumerate_cases(p, public_only);
   EXPECT_EQ(error_of(redacted, p, "ab12cd34:hidden0:0:id").rfind("no case", 0), 0u);
+}
+
+
+// Hidden shapes drawn from ranges with a secret.
+
+const std::string kSecret = "twenty-four bytes secret";
+
+Problem ranged_problem(std::string_view constraint = "R % 2 == 0") {
+  ProblemBuilder b;
+  b.public_set({{"R", 2}, {"C", 3}})
+      .hidden_range({{"R", {1, 1000}}, {"C", {5, 5}}})
+      .constraint(constraint)
+      .input("x", DType::f32, {"R", "C"})
+      .output("y", DType::f32, {"R", "C"});
+  return b.build();
+}
+
+TEST(Hmac, Rfc4231TestCase2) {
+  const auto mac = hmac_sha256("Jefe", "what do ya want for nothing?");
+  std::string hex;
+  for (unsigned char b : mac) hex += fmt::format("{:02x}", b);
+  EXPECT_EQ(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(DrawHiddenSets, TheSecretDrawsTheShapesAndTagsTheirIds) {
+  const DrawnSets d = draw_hidden_sets(ranged_problem(), kSecret);
+  EXPECT_TRUE(d.failed.empty());
+  ASSERT_EQ(d.sets.size(), 2u);
+  EXPECT_EQ(d.sets[0].id, "drawn0.0@25962022");
+  EXPECT_EQ(d.sets[1].id, "drawn0.1@25962022");
+  // R even, as the constraint asks; C the one value its range holds.
+  EXPECT_EQ(d.sets[0].dims, (Env{{"C", 5}, {"R", 404}}));
+  EXPECT_EQ(d.sets[1].dims, (Env{{"C", 5}, {"R", 874}}));
+  for (const ShapeSet& s : d.sets) {
+    EXPECT_TRUE(s.hidden);
+    EXPECT_FALSE(s.perturbation);
+  }
+  // The same secret draws the same shapes; another draws others, under another tag.
+  EXPECT_EQ(draw_hidden_sets(ranged_problem(), kSecret).sets[1].dims, d.sets[1].dims);
+  const DrawnSets other = draw_hidden_sets(ranged_problem(), "another secret of 24 b.");
+  EXPECT_EQ(other.sets[0].id, "drawn0.0@ef4931f3");
+  EXPECT_EQ(other.sets[0].dims, (Env{{"C", 5}, {"R", 338}}));
+  EXPECT_EQ(secret_tag(kSecret), "25962022");
+}
+
+TEST(DrawHiddenSets, DrawsSpreadOverTheRangeAndMeetTheConstraints) {
+  ProblemBuilder b;
+  b.public_set({{"N", 1}}).constraint("N % 3 != 0").input("x", DType::f32, {"N"});
+  for (int r = 0; r < 16; ++r) b.hidden_range({{"N", {1, 1000000}}}, 16);
+  const DrawnSets d = draw_hidden_sets(b.build(), kSecret);
+  ASSERT_EQ(d.sets.size(), 256u);
+  std::int64_t lo = 1000000, hi = 0;
+  double sum = 0;
+  for (const ShapeSet& s : d.sets) {
+    const std::int64_t n = s.dims.at("N");
+    EXPECT_NE(n % 3, 0) << s.id;
+    lo = std::min(lo, n);
+    hi = std::max(hi, n);
+    sum += static_cast<double>(n);
+  }
+  // 256 uniform draws of [1, 10^6]: the extremes near the ends, the mean near the middle.
+  EXPECT_EQ(lo, 1084);
+  EXPECT_EQ(hi, 999830);
+  EXPECT_EQ(static_cast<std::int64_t>(sum / 256), 514154);
+}
+
+TEST(DrawHiddenSets, ADrawThatCannotMeetTheConstraintsIsNamedWithoutItsDims) {
+  const DrawnSets d = draw_hidden_sets(ranged_problem("R > 5000"), kSecret);
+  EXPECT_TRUE(d.sets.empty());
+  EXPECT_EQ(d.failed, (std::vector<std::string>{
+                          "drawn0.0: none of 64 draws is a new shape set that meets the constraints",
+                          "drawn0.1: none of 64 draws is a new shape set that meets the constraints"}));
+}
+
+TEST(EnumerateCases, DrawnSetsComeLastSoTheRestOfThePlanIsTheSameWithoutTheSecret) {
+  CaseOptions options;
+  options.seeds = 1;
+  options.transforms = false;
+  options.special_values = false;
+  const CasePlan without = enumerate_cases(ranged_problem(), options);
+  EXPECT_EQ(ids(without), (std::vector<std::string>{"ab12cd34:public0:0:id"}));
+  EXPECT_EQ(skips(without), (std::vector<std::string>{
+                                "2 hidden shape sets drawn from dims.hidden_ranges: no secret: "
+                                "give --secret-file or KJUDGE_SECRET"}));
+  options.secret = kSecret;
+  const CasePlan with = enumerate_cases(ranged_problem(), options);
+  EXPECT_EQ(ids(with), (std::vector<std::string>{"ab12cd34:public0:0:id",
+                                                 "ab12cd34:drawn0.0@25962022:0:id",
+                                                 "ab12cd34:drawn0.1@25962022:0:id"}));
+  EXPECT_TRUE(with.skipped.empty());
+  EXPECT_EQ(with.cases[1].case_class(), "hidden");
+  // Without hidden cases (the host backend's own shapes), no drawn ones and no skip either.
+  options.include_hidden = false;
+  const CasePlan public_only = enumerate_cases(ranged_problem(), options);
+  EXPECT_EQ(ids(public_only), (std::vector<std::string>{"ab12cd34:public0:0:id"}));
+  EXPECT_TRUE(public_only.skipped.empty());
+}
+
+TEST(EnumerateCases, AShortSecretIsRefused) {
+  CaseOptions options;
+  options.secret = std::string(15, 's');
+  try {
+    enumerate_cases(ranged_problem(), options);
+    FAIL() << "a 15-byte secret was taken";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.bare_message(), "the secret is 15 bytes; hidden shapes need at least 16");
+  }
+}
+
+TEST(FindCase, ADrawnCaseReplaysOnlyWithItsSecret) {
+  const Problem p = ranged_problem();
+  CaseOptions options;
+  options.secret = kSecret;
+  const CasePlan plan = enumerate_cases(p, options);
+  const std::string id = "ab12cd34:drawn0.1@25962022:0:id";
+  EXPECT_EQ(find_case(plan, p, id, options.secret).id, id);
+  const std::string other = "another secret of 24 b.";
+  options.secret = other;
+  EXPECT_EQ(error_of(enumerate_cases(p, options), p, id, other),
+            "replay refused: case '" + id + "' was drawn with a secret (tag 25962022) and this "
+            "secret's tag is ef4931f3; it replays only with that secret");
+  EXPECT_EQ(error_of(enumerate_cases(p), p, id, std::nullopt),
+            "replay refused: case '" + id + "' was drawn with a secret (tag 25962022) and no secret "
+            "was given; it replays only with that secret");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // bad input (which must name the file), `compare` on .npy files written here at run time,
 // `validate` on problems/softmax and on broken fixtures (tests/cases/cli), `cases` and
 // `export`.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "kjudge/inputs.hpp"
 #include "kjudge/spec.hpp"
 #include "kjudge/tensor.hpp"
+#include "kjudge/validate.hpp"
 
 namespace {
 
@@ -331,6 +333,43 @@ TEST(CliCases, ListsCanonicalIds) {
   r = kjudge({"cases", fixture("no_such_problem")});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "no_such_problem")) << r.err;
+}
+
+// The secret of drawn hidden shapes comes from a file or the environment, never the command
+// line, is long enough not to be guessed, and leaves the environment once read.
+TEST_F(Cli, TheSecretOfHiddenShapes) {
+  const std::string softmax = problem_dir("softmax");
+  auto r = kjudge({"check", softmax, "--candidate", "x.cu", "--secret", "0123456789abcdefgh"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "kjudge: error: --secret: a secret on the command line is readable by every "
+                   "process (/proc/<pid>/cmdline): put it in a file for --secret-file, or in "
+                   "$KJUDGE_SECRET\n");
+  r = kjudge({"cases", softmax, "--secret-file", path("none")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "kjudge: error: " + path("none") + ": --secret-file: cannot read the secret "
+                   "file\n");
+  std::ofstream(path("short")) << "0123456789\n";
+  r = kjudge({"cases", softmax, "--secret-file", path("short")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "the secret is 10 bytes; at least 16 are needed")) << r.err;
+
+  // Without a secret the drawn sets are a SKIP line; with one from the file they are listed
+  // under its tag, and the environment's secret (the file wins) is gone once read.
+  r = kjudge({"cases", softmax});
+  EXPECT_TRUE(contains(r.out, "SKIP(no secret: give --secret-file or KJUDGE_SECRET) 2 hidden "
+                              "shape sets drawn from dims.hidden_ranges\n"))
+      << r.out;
+  std::ofstream(path("secret")) << "0123456789abcdef\n";
+  ::setenv("KJUDGE_SECRET", "another secret, not used", 1);
+  r = kjudge({"cases", softmax, "--secret-file", path("secret")});
+  EXPECT_EQ(std::getenv("KJUDGE_SECRET"), nullptr);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string tag = kj::secret_tag("0123456789abcdef");
+  EXPECT_TRUE(contains(r.out, ":drawn0.1@" + tag + ":0:id  hidden\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "SKIP(no secret")) << r.out;
+  ::setenv("KJUDGE_SECRET", "0123456789abcdef", 1);
+  EXPECT_EQ(kjudge({"cases", softmax}).out, r.out);
+  EXPECT_EQ(std::getenv("KJUDGE_SECRET"), nullptr);
 }
 
 // ---- export ----

@@ -9,6 +9,7 @@
 // backend are data, run by tools/expect (ctest's Expectations.HostBackend).
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -26,6 +27,7 @@
 #include "kjudge/nvrtc.hpp"
 #include "kjudge/report.hpp"
 #include "kjudge/spec.hpp"
+#include "kjudge/validate.hpp"
 
 namespace {
 
@@ -340,6 +342,67 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(judge("vector_add", cand, o).outcome, Outcome::pass);
 }
 
+// Hidden shapes drawn from ranges with a secret: not judged without one (and said so), judged
+// with one, and named in no redacted report, whether console, JSON or JUnit.
+TEST(HostCheck, HiddenShapesDrawnFromTheSecretAreJudgedAndRedacted) {
+  Problem p = load_problem(problems() / "vector_add");
+  p.dims.host_sets.clear();
+  p.dims.public_sets = {DimSet{{{"N", 1000}}, {}}};
+  p.dims.hidden_sets.clear();
+  p.dims.vary.clear();
+  p.dims.hidden_ranges = {DimRange{{{"N", {60000, 90000}}}, {}}};
+  // Right below N = 50000 only: the public set passes, every drawn one fails.
+  const Candidate c = load_candidate(write_candidate("kjudge_small_only.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = i < 50000 ? x[i] + y[i] : 0.0f;
+}
+)cu"), p);
+  CheckOptions o = host_options();
+  o.cases.seeds = 1;
+  o.cases.transforms = false;
+  o.cases.special_values = false;
+  const Verdict without = check(p, c, o);
+  EXPECT_EQ(without.outcome, Outcome::pass) << describe(without);
+  EXPECT_NE(std::find(without.skips.begin(), without.skips.end(),
+                      "SKIP(no secret: give --secret-file or KJUDGE_SECRET) 2 hidden shape sets "
+                      "drawn from dims.hidden_ranges"),
+            without.skips.end())
+      << describe(without);
+
+  const std::string secret = "0123456789abcdef";
+  o.cases.secret = secret;
+  const Verdict v = check(p, c, o);
+  EXPECT_EQ(v.reason, Reason::mismatch) << describe(v);
+  ASSERT_EQ(v.cases.size(), 3u);
+  const DrawnSets drawn = draw_hidden_sets(p, secret);
+  ASSERT_EQ(drawn.sets.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(v.cases[k + 1].case_id, fmt::format("{}:{}:0:id", p.short_hash(), drawn.sets[k].id));
+    EXPECT_TRUE(v.cases[k + 1].hidden);
+    EXPECT_EQ(v.cases[k + 1].reason, Reason::mismatch);
+  }
+  auto reports = [&](bool redact) {
+    ReportOptions r;
+    r.redact_hidden = redact;
+    std::ostringstream all;
+    make_console_reporter(all, r)->report(v);
+    make_json_reporter(all, r)->report(v);
+    auto junit = make_junit_reporter(all, r);
+    junit->report(v);
+    junit->finish();
+    return all.str();
+  };
+  const std::string open = reports(false), redacted = reports(true);
+  for (const std::string& text : {std::string("drawn0."), secret_tag(secret)}) {
+    EXPECT_NE(open.find(text), std::string::npos) << text;
+    EXPECT_EQ(redacted.find(text), std::string::npos) << text << "\n" << redacted;
+  }
+  for (const ShapeSet& s : drawn.sets)
+    EXPECT_EQ(redacted.find(std::to_string(s.dims.at("N"))), std::string::npos)
+        << s.dims.at("N") << "\n" << redacted;
+}
+
 // A run that times out once is the verdict: the cases after it are not given a deadline each.
 TEST(HostCheck, AfterATimeoutTheLaterCasesAreNotRun) {
   const fs::path cand = write_candidate("kjudge_spin.cu", R"cu(
@@ -494,6 +557,54 @@ TEST(HostBench, TimesEveryPublicCaseInCpuTimeAndSaysSo) {
 // the work when its worker has seen these inputs twice (a hash of x, y and N), leaving the
 // poison. The static scan finds the __device__ state it keeps; without the scan the check's two
 // runs cannot see it, and the bench, which judges every timed output, must.
+// A candidate over 50x slower than the reference is timed no further than that shows: one run,
+// `stopped_early` in the JSON and the console. Without the stall it gets all its runs.
+TEST(HostBench, ACandidateFarSlowerThanTheReferenceStopsEarly) {
+  const Problem p = load_problem(problems() / "vector_add");
+  auto candidate = [&](int spins) {
+    return load_candidate(write_candidate(fmt::format("kjudge_spins_{}.cu", spins),
+                                          fmt::format(R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  volatile float stall = 0.0f;
+  for (int k = 0; k < {}; ++k) stall = stall + 1.0f;
+  if (i < N) z[i] = x[i] + y[i];
+}}
+)cu", spins)),
+                          p);
+  };
+  CheckOptions host = host_options();
+  host.race_detection = false;
+  const Verdict v = bench(p, candidate(4000), BenchOptions{host, 5, {}});
+  ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+  int timed = 0;
+  for (const CaseFinding& f : v.cases) {
+    if (!f.timing) continue;
+    ++timed;
+    EXPECT_TRUE(f.timing->stopped_early) << f.case_id;
+    EXPECT_EQ(f.timing->candidate_ms.size(), 1u) << f.case_id;
+    EXPECT_EQ(f.timing->reference_ms.size(), 5u) << f.case_id;
+  }
+  EXPECT_EQ(timed, 14);  // the public classes of the host plan: 2 shape sets x (1 seed + 6 transforms)
+  std::ostringstream json_text, console;
+  make_json_reporter(json_text)->report(v);
+  make_console_reporter(console)->report(v);
+  for (const auto& jc : nlohmann::json::parse(json_text.str()).at("cases"))
+    if (!jc.at("timing").is_null()) {
+      EXPECT_EQ(jc.at("timing").at("stopped_early"), true);
+    }
+  EXPECT_NE(console.str().find("(stopped early: over 50x the reference's time)"), std::string::npos)
+      << console.str();
+
+  const Verdict quick = bench(p, candidate(0), BenchOptions{host, 5, {}});
+  ASSERT_EQ(quick.outcome, Outcome::pass) << describe(quick);
+  for (const CaseFinding& f : quick.cases) {
+    if (!f.timing) continue;
+    EXPECT_FALSE(f.timing->stopped_early) << f.case_id;
+    EXPECT_EQ(f.timing->candidate_ms.size(), 5u) << f.case_id;
+  }
+}
+
 TEST(HostBench, AnOutputRightOnlyWhileWatchedIsStale) {
   const fs::path cand = fs::temp_directory_path() / "kjudge_host_replay.cu";
   std::ofstream(cand) << R"cu(/* kjudge

@@ -69,7 +69,9 @@ int fake_worker(const std::string& mode, int fd) {
       (void)write_message(fd, {{"ok", true},
                                {"echo", m},
                                {"stdout_is_dev_null", fd_is_dev_null(1)},
-                               {"stdin_is_dev_null", fd_is_dev_null(0)}});
+                               {"stdin_is_dev_null", fd_is_dev_null(0)},
+                               {"sees_the_secret", std::getenv("KJUDGE_SECRET") != nullptr},
+                               {"sees_home", std::getenv("HOME") != nullptr}});
     } else if (mode == "hang") {
       std::this_thread::sleep_for(std::chrono::hours(1));
     } else if (mode == "segv") {
@@ -137,6 +139,19 @@ TEST(WorkerProcess, StdoutAndStdinAreDevNull) {
   ASSERT_EQ(r.status, Reply::Status::ok);
   EXPECT_TRUE(r.message["stdout_is_dev_null"].get<bool>());
   EXPECT_TRUE(r.message["stdin_is_dev_null"].get<bool>());
+}
+
+TEST(WorkerProcess, TheWorkerNeverSeesTheSecret) {
+  // It runs the candidate; the secret hidden shapes are drawn with stays with the oracle.
+  ::setenv("KJUDGE_SECRET", "0123456789abcdef", 1);
+  ::setenv("HOME", "/root", 0);
+  WorkerProcess w(fake("echo"));
+  ::unsetenv("KJUDGE_SECRET");
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "ping"}}, in_ms(10000));
+  ASSERT_EQ(r.status, Reply::Status::ok);
+  EXPECT_FALSE(r.message["sees_the_secret"].get<bool>());
+  EXPECT_TRUE(r.message["sees_home"].get<bool>());  // the rest of the environment is kept
 }
 
 TEST(WorkerProcess, BigMessagesCrossIntact) {

@@ -93,6 +93,11 @@ TEST(Problem, LoadsSoftmax) {
   EXPECT_EQ(p.dims.public_sets[1].values, (Env{{"R", 128}, {"C", 1000}}));
   ASSERT_EQ(p.dims.hidden_sets.size(), 1u);
   EXPECT_EQ(p.dims.hidden_sets[0].values, (Env{{"R", 3}, {"C", 4099}}));
+  ASSERT_EQ(p.dims.hidden_ranges.size(), 1u);
+  EXPECT_EQ(p.dims.hidden_ranges[0].bounds,
+            (std::map<std::string, std::pair<std::int64_t, std::int64_t>>{{"R", {1, 2048}},
+                                                                           {"C", {1, 8192}}}));
+  EXPECT_EQ(p.dims.hidden_draws, 2);
   ASSERT_EQ(p.dims.host_sets.size(), 2u);
   EXPECT_EQ(p.dims.host_sets[0].values, (Env{{"R", 32}, {"C", 1000}}));
   EXPECT_EQ(p.dims.vary, (std::vector<std::string>{"R", "C"}));
@@ -378,6 +383,22 @@ TEST(Problem, InMemoryErrors) {
        "dims.host[0]", "missing dim 'C'"},
       {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nhost = [{ R = 3, C = -1 }]",
        "dims.host[0].C", "dim C = -1 is negative"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_ranges = [{ R = [1, 8] }]", "dims.hidden_ranges[0]",
+       "missing dim 'C' (a range gives every dim: a value or [lo, hi])"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_ranges = [{ R = [1, 8], C = 4, K = 1 }]",
+       "dims.hidden_ranges[0].K", "dim 'K' is not in dims.public[0] (dims: C, R)"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_ranges = [{ R = [8, 1], C = 4 }]",
+       "dims.hidden_ranges[0].R", "[8, 1] is not a range of dims (0 <= lo <= hi)"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_ranges = [{ R = [1, 2, 3], C = 4 }]",
+       "dims.hidden_ranges[0].R", "a range is [lo, hi]: two integers"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_ranges = [{ R = [1, \"8\"], C = 4 }]",
+       "dims.hidden_ranges[0].R", "expected an integer, got a string"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_ranges = [{ R = [1, 8], C = -4 }]",
+       "dims.hidden_ranges[0].C", "[-4, -4] is not a range of dims"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_draws = 17", "dims.hidden_draws",
+       "17 draws per range: between 1 and 16"},
+      {"hidden = [{ R = 3, C = 7 }]", "hidden_draws = 0", "dims.hidden_draws",
+       "0 draws per range: between 1 and 16"},
       {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nvary = [\"R\", \"Q\"]",
        "dims.vary[1]", "'Q' is not a dim (dims: C, R)"},
       {"hidden = [{ R = 3, C = 7 }]", "hidden = [{ R = 3, C = 7 }]\nvary = [\"R\", \"R\"]",

@@ -2,6 +2,7 @@
 // the dims, constraints, tensors and reference it exercises without going through problem.toml.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,6 +41,13 @@ public:
   ProblemBuilder& hidden_set(Env dims) {
     p_.dims.hidden_sets.push_back(
         DimSet{std::move(dims), toml_at(fmt::format("dims.hidden[{}]", p_.dims.hidden_sets.size()))});
+    return *this;
+  }
+  ProblemBuilder& hidden_range(std::map<std::string, std::pair<std::int64_t, std::int64_t>> b,
+                               int draws = 2) {
+    p_.dims.hidden_ranges.push_back(DimRange{
+        std::move(b), toml_at(fmt::format("dims.hidden_ranges[{}]", p_.dims.hidden_ranges.size()))});
+    p_.dims.hidden_draws = draws;
     return *this;
   }
   ProblemBuilder& vary(std::vector<std::string> dims) {

@@ -118,6 +118,37 @@ TEST(ValidateProblem, LaunchThatCannotRunOnAPerturbedSet) {
                                       "8 more)"}));
 }
 
+TEST(ValidateProblem, HiddenRangesThatDrawsSeldomOrNeverMeet) {
+  auto b = test::softmax_problem();
+  b.constraint("R <= 4096")
+      .hidden_range({{"R", {4097, 5000}}, {"C", {1, 10}}})
+      .hidden_range({{"R", {1, 20000}}, {"C", {7, 7}}});
+  const ValidationReport report = validate_problem(b.build());
+  EXPECT_EQ(render(report.diagnostics),
+            (std::vector<std::string>{
+                "problem.toml: error: dims.hidden_ranges[0]: hidden range 0: none of 32 draws "
+                "meets the constraints and shapes (the first, C = 8, R = 4508 fails constraint "
+                "'R <= 4096')",
+                "problem.toml: warning: dims.hidden_ranges[1]: hidden range 1: only 6 of 32 "
+                "draws meet the constraints and shapes (the first that does not, C = 7, R = 9839 "
+                "fails "
+                "constraint 'R <= 4096'); narrow the range"}));
+}
+
+TEST(ValidateProblem, LaunchesAreCheckedOnDrawsFromTheHiddenRanges) {
+  auto b = test::softmax_problem();
+  b.get().reference.launches[0].grid = test::exprs({"R / 4"});
+  b.get().dims.hidden_sets.clear();
+  b.get().dims.vary.clear();
+  b.hidden_range({{"R", {1, 7}}, {"C", {1000, 1000}}});
+  const ValidationReport report = validate_problem(b.build());
+  // 12 of the 32 validation draws of R in [1, 7] are under 4.
+  EXPECT_EQ(render(report.diagnostics),
+            (std::vector<std::string>{"problem.toml: error: reference.launch[0].grid[0]: on shape "
+                                      "set range0.draw4: 'R / 4' is 0, outside [1, 2147483647] "
+                                      "(and 11 more)"}));
+}
+
 TEST(ValidateProblem, BlockLimits) {
   auto b = test::softmax_problem();
   b.get().reference.launches[0].block = test::exprs({"64", "32"});
