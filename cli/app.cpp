@@ -31,19 +31,19 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
 
   auto* compare = app->add_subcommand("compare", "judge one output file against a golden");
   CompareArgs& c = into.compare;
-  compare->add_option("ACTUAL", c.actual, "the output to judge (.npy)")->required();
-  compare->add_option("EXPECTED", c.expected, "the golden (.npy)")->required();
-  compare->add_option("--policy", c.policy, "the comparison policy")->required();
-  compare->add_option("--reference", c.reference, "the same-precision reference (.npy)");
-  compare->add_option("--dtype", c.dtype, "the output dtype");
-  compare->add_option("--expected", c.expected_kind, "golden or reference")
+  compare->add_option("ACTUAL", c.files.actual, "the output to judge (.npy)")->required();
+  compare->add_option("EXPECTED", c.files.expected, "the golden (.npy)")->required();
+  compare->add_option("--policy", c.files.policy, "the comparison policy")->required();
+  compare->add_option("--reference", c.files.reference, "the same-precision reference (.npy)");
+  compare->add_option("--dtype", c.files.dtype, "the output dtype");
+  compare->add_option("--expected", c.files.expected_kind, "golden or reference")
       ->check(CLI::IsMember({"golden", "reference"}));
-  compare->add_option("--slice", c.slice, "axis judged slice by slice")
+  compare->add_option("--slice", c.files.slice, "axis judged slice by slice")
       ->check(CLI::NonNegativeNumber);
-  compare->add_option("--nan", c.nan, "propagate, ignore or exempt")
+  compare->add_option("--nan", c.files.nan, "propagate, ignore or exempt")
       ->check(CLI::IsMember({"propagate", "ignore", "exempt"}));
   compare->add_option("--json", c.json, "write the JSON report to FILE, or - for stdout");
-  compare->add_flag("--exact-percentiles", c.exact_percentiles,
+  compare->add_flag("--exact-percentiles", c.files.exact_percentiles,
                     "exact error percentiles (a selection) instead of binned ones");
 
   // `check` and `bench` judge alike: the same options, bench adds --runs.

@@ -33,14 +33,8 @@ struct CasesArgs {
 };
 
 struct CompareArgs {
-  std::string actual, expected, reference;
-  std::string policy;
-  std::string dtype;          // empty: ACTUAL's dtype
-  std::string expected_kind;  // empty: the policy's default
-  int slice = -1;             // -1: no slice axis
-  std::string nan = "exempt";
+  CompareFiles files;
   std::string json;  // empty: no JSON; "-": standard output
-  bool exact_percentiles = false;
 };
 
 struct CheckArgs {
@@ -91,7 +85,7 @@ struct Invocation {
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
 std::unique_ptr<CLI::App> make_app(Invocation& into);
 
-// The subcommands. Each returns DESIGN.md's exit code and throws SpecError on bad input (run()
+// The subcommands. Each returns docs/design.md's exit code and throws SpecError on bad input (run()
 // turns that into a message and exit 2).
 int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
 int run_export(const ExportArgs& args, std::ostream& out, std::ostream& err);

@@ -147,7 +147,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
       junit->report(verdict);
       junit->finish();
     });
-  // A check that could not run must not look like a pass (DESIGN.md: SKIP never passes).
+  // A check that could not run must not look like a pass (docs/design.md: SKIP never passes).
   if (verdict.outcome == Outcome::skip) return static_cast<int>(ExitCode::internal);
   return static_cast<int>(verdict.exit_code());
 }

@@ -1,4 +1,4 @@
-// kj::cli::run: parse, dispatch, and turn every way a command can end into DESIGN.md's exit
+// kj::cli::run: parse, dispatch, and turn every way a command can end into docs/design.md's exit
 // code. Nothing escapes: a user's mistake (SpecError, a parse error) is a message and exit 2,
 // anything else is "internal error" and exit 3, never an uncaught exception.
 #include "commands.hpp"
@@ -40,6 +40,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return run_worker(std::vector<std::string>(args.begin() + 1, args.end()), err);
     Invocation in;
     auto app = make_app(in);
+    // A mistyped command with --help must not get the general help and exit 0.
+    if (!args.empty() && !args[0].empty() && args[0][0] != '-' &&
+        app->get_subcommands([&](CLI::App* sub) { return sub->get_name() == args[0]; }).empty()) {
+      err << "kjudge: unknown command '" << args[0] << "'\nRun 'kjudge --help' for usage.\n";
+      return static_cast<int>(ExitCode::spec_error);
+    }
     try {
       // CLI11 takes its arguments last-first.
       app->parse(std::vector<std::string>(args.rbegin(), args.rend()));
@@ -55,11 +61,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     } catch (const CLI::ParseError& e) {
       const std::string sub = selected_command(*app);
       const std::string where = sub.empty() ? "kjudge" : "kjudge " + sub;
-      // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
-      if (sub.empty() && !args.empty() && !args[0].empty() && args[0][0] != '-')
-        err << "kjudge: unknown command '" << args[0] << "'";
-      else
-        err << where << ": " << e.what();
+      err << where << ": " << e.what();
       err << "\nRun '" << where << " --help' for usage.\n";
       return static_cast<int>(ExitCode::spec_error);
     }

@@ -1,6 +1,6 @@
 // The kjudge command line as a library call, so tests run it in-process. `run` parses the
 // arguments with CLI11, dispatches to the subcommand, prints to the given streams and returns
-// DESIGN.md's exit code; it never lets an exception escape.
+// docs/design.md's exit code; it never lets an exception escape.
 #pragma once
 
 #include <iosfwd>

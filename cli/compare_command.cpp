@@ -1,126 +1,17 @@
-// `kjudge compare`: one output judged from .npy files by the same compare_output a check uses,
-// wrapped in a one-case verdict so the console and JSON reporters print it as they would any
-// other. Useful on its own (judge a dump against a golden) and as the first end-to-end use of
-// the policies.
-#include <filesystem>
+// `kjudge compare`: kj::compare_files on the parsed arguments, then the console and JSON
+// reporters.
 #include <fstream>
-#include <optional>
 #include <ostream>
 
-#include <fmt/format.h>
-
 #include "app.hpp"
-#include "kjudge/compare.hpp"
-#include "kjudge/inputs.hpp"
+#include "kjudge/judge.hpp"
 #include "kjudge/report.hpp"
 
 namespace kj::cli {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-HostTensor read_tensor(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw SpecError({path, "", 0, 0}, "no such file");
-  return read_npy(path);
-}
-
-std::string replay_command(const CompareArgs& a) {
-  std::string cmd = fmt::format("kjudge compare {} {} --policy {}", shell_quote(a.actual),
-                                shell_quote(a.expected), shell_quote(a.policy));
-  if (!a.reference.empty()) cmd += " --reference " + shell_quote(a.reference);
-  if (!a.dtype.empty()) cmd += " --dtype " + shell_quote(a.dtype);
-  if (!a.expected_kind.empty()) cmd += " --expected " + a.expected_kind;
-  if (a.slice >= 0) cmd += fmt::format(" --slice {}", a.slice);
-  if (a.nan != "exempt") cmd += " --nan " + a.nan;
-  return cmd;
-}
-
-void check_shape(const HostTensor& t, const std::string& path, const HostTensor& golden,
-                 const std::string& golden_path) {
-  if (t.shape() != golden.shape())
-    throw SpecError({path, "", 0, 0},
-                    fmt::format("shape {} differs from {} of {}", shape_string(t.shape()),
-                                shape_string(golden.shape()), golden_path));
-}
-
-}  // namespace
-
 int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
-  HostTensor actual = read_tensor(a.actual);
-  const HostTensor expected = read_tensor(a.expected);
-  std::optional<HostTensor> reference;
-  if (!a.reference.empty()) reference = read_tensor(a.reference);
-
-  DType dtype = actual.dtype();
-  if (!a.dtype.empty()) {
-    const auto parsed = parse_dtype(a.dtype);
-    if (!parsed)
-      throw SpecError({"", "--dtype", 0, 0},
-                      fmt::format("unknown dtype \"{}\" (f64 f32 f16 bf16 fp8e4m3 fp8e5m2 i64 "
-                                  "i32 i16 i8 u8 bool)",
-                                  a.dtype));
-    dtype = *parsed;
-  }
-  check_shape(actual, a.actual, expected, a.expected);
-  if (reference) check_shape(*reference, a.reference, expected, a.expected);
-
-  const Location policy_where{"", "--policy", 0, 0};
-  OutputSpec spec;
-  spec.name = fs::path(a.actual).stem().string();
-  spec.dtype = dtype;
-  for (const auto d : actual.shape())
-    spec.shape.push_back(Expr::constant(d));
-  spec.policy = parse_policy(a.policy, policy_where);
-  if (!a.expected_kind.empty()) spec.policy.expected = *parse_expected(a.expected_kind);
-  // exact and allclose compare against the reference by default; with files the user may
-  // well mean EXPECTED, so say how to get either instead of only what is missing.
-  if (spec.policy.expected == Expected::reference && !reference)
-    throw SpecError(policy_where,
-                    fmt::format("{} compares against the reference by default: pass "
-                                "--reference REF, or --expected golden to compare against {}",
-                                a.policy, a.expected));
-  if (a.slice >= 0) {
-    if (a.slice >= static_cast<int>(actual.shape().size()))
-      throw SpecError({"", "--slice", 0, 0}, fmt::format("axis {} of a tensor of rank {}", a.slice,
-                                                         actual.shape().size()));
-    spec.slice = a.slice;
-  }
-  spec.where = {a.actual, "", 0, 0};
-
-  // The golden is compared in f64 and the others in the output dtype, as in a check.
-  const HostTensor golden =
-      expected.dtype() == DType::f64 ? expected : expected.converted(DType::f64);
-  if (actual.dtype() != dtype) actual = actual.converted(dtype);
-  if (reference && reference->dtype() != dtype) reference = reference->converted(dtype);
-
-  CompareInputs in;
-  in.spec = &spec;
-  in.actual = &actual;
-  in.golden = &golden;
-  in.reference = reference ? &*reference : nullptr;
-  in.nan = *parse_nan_rule(a.nan);
-  in.exact_percentiles = a.exact_percentiles;
-  // Files carry no inputs to plant NaNs in: `ignore` means the user wants NaN-in cases.
-  in.nan_in_inputs = in.nan == NanRule::ignore;
-  in.tier = spec.policy.kind == PolicySpec::Kind::exact    ? Tier::exact
-            : spec.policy.kind == PolicySpec::Kind::metric ? Tier::approximate
-                                                           : Tier::tolerance;
-
-  Verdict verdict;
+  Verdict verdict = compare_files(a.files);
   verdict.manifest.kjudge_version = KJUDGE_VERSION;
-  verdict.manifest.problem = "compare";
-  verdict.manifest.backend = "files";
-  CaseFinding pseudo;
-  pseudo.case_id = fmt::format("{} vs {}", fs::path(a.actual).filename().string(),
-                               fs::path(a.expected).filename().string());
-  pseudo.case_class = "public";
-  pseudo.outputs.push_back(compare_output(in));
-  verdict.cases.push_back(std::move(pseudo));
-  verdict.replay_command = replay_command(a);
-  verdict.finalize();
-
   std::ostream& console = a.json == "-" ? err : out;
   make_console_reporter(console)->report(verdict);
   if (a.json == "-") {

@@ -20,7 +20,7 @@ namespace kj::cli {
 
 namespace fs = std::filesystem;
 
-int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream&) {
+int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
   bool all_ok = true;
   nlohmann::json reports = nlohmann::json::array();
   for (const auto& path : args.problems) {
@@ -44,7 +44,7 @@ int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream&) {
     if (args.json)
       reports.push_back(validation_json(problem, report));
     else
-      print_validation(out, problem, report);
+      print_validation(out, err, problem, report);
   }
   if (args.json)
     out << reports.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';

@@ -1,4 +1,4 @@
-// Comparison policies on host tensors, exactly as DESIGN.md "Tiers and policies" defines them:
+// Comparison policies on host tensors, exactly as docs/design.md "Comparison" defines them:
 // relative(k) against the golden and the reference's own error (whole tensor and per slice),
 // allclose with torch's per-dtype defaults, ulp(n), exact (NaN canonicalised, ±0 rule),
 // ratio, regions (the CANN two-phase gate), the approximate metrics; every policy first applies

@@ -1,6 +1,6 @@
-// The one error idiom of kjudge. Bad input from a user (a spec, a candidate, an expression, a
-// file, an argument) throws SpecError naming where; a broken promise inside kjudge throws
-// InternalError. The CLI maps them to DESIGN.md's exit codes: a user's mistake is never a crash.
+// The one error idiom of kjudge. Bad input from a user (a spec, a candidate, an expression, a file,
+// an argument) throws SpecError naming where; a broken promise inside kjudge throws InternalError.
+// The CLI maps them to docs/design.md's exit codes: a user's mistake is never a crash.
 #pragma once
 
 #include <stdexcept>
@@ -10,7 +10,7 @@
 
 namespace kj {
 
-// Exit codes of DESIGN.md's verdict table.
+// Exit codes of docs/design.md's verdict table.
 enum class ExitCode : int { pass = 0, fail = 1, spec_error = 2, internal = 3 };
 
 // Where in a user's input something was found. Empty parts are left out of the message.

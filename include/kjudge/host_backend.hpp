@@ -1,4 +1,4 @@
-// The host backend (DESIGN.md "Backends"): a CUDA C++ source run on the CPU. The source is
+// The host backend (docs/design.md "The backends"): a CUDA C++ source run on the CPU. The source is
 // rewritten by the lexer (every `__shared__` declaration becomes per-block storage; constructs
 // the CPU cannot run are refused with their place), compiled by the host compiler against
 // kjudge/host/cuda_emulation.hpp into a shared object that holds the whole runtime (threads of

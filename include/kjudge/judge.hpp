@@ -25,7 +25,7 @@ namespace kj {
 // takes for a kernel that includes CUB.
 inline constexpr std::uint64_t kCompileMemoryCapBytes = std::uint64_t{4} << 30;
 
-// Where candidates run: on the GPU (CUDA), on the CPU (the host backend of DESIGN.md
+// Where candidates run: on the GPU (CUDA), on the CPU (the host backend of docs/design.md
 // "Backends"), or on the GPU when one is usable and on the host otherwise.
 enum class Backend { automatic, cuda, host };
 std::string_view backend_name(Backend b);           // "auto", "cuda", "host"
@@ -153,6 +153,21 @@ struct BenchOptions {
 //   each timed by the CPU time of its launches (summed over the CPU threads that ran blocks),
 //   each candidate run's outputs judged like the first; timer "host_cpu", not a GPU time.
 Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOptions& options);
+
+// `kjudge compare`: one output stored as .npy files judged by the compare_output a check uses,
+// with the policy named as problem.toml names it, in a one-case verdict (backend "files") so
+// every reporter prints it as any other. Throws SpecError naming the file or the option.
+struct CompareFiles {
+  std::string actual, expected;  // .npy paths: the output, and the golden (read as f64)
+  std::string reference;         // the same-precision reference; empty: none
+  std::string policy;            // "relative(4)", "allclose(1e-3, 1e-5)", ...
+  std::string dtype;             // the output dtype; empty: actual's
+  std::string expected_kind;     // "golden" | "reference"; empty: the policy's default
+  int slice = -1;                // axis judged slice by slice; -1: none
+  std::string nan = "exempt";    // propagate | ignore | exempt
+  bool exact_percentiles = false;
+};
+Verdict compare_files(const CompareFiles& request);
 
 // The worker process's main loop on an inherited socket (`kjudge --worker --fd N --device D`);
 // returns the process exit code: 0 when the oracle closed the socket or said "exit", 1 after a

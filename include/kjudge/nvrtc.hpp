@@ -1,9 +1,9 @@
-// Compiling CUDA C++ with NVRTC: candidates and references alike. Every launch plan's `kernel`
-// is registered as a name expression; NVRTC's lowered (mangled) name is demangled to get the
-// exact parameter types, which the judge checks against the plan's tensors and scalars. Includes
-// are limited to the pinned toolkit headers on an allow-list. Results are cached on disk by
-// content (DESIGN.md "Backends": the key covers everything that can change the CUBIN). NVRTC
-// needs no GPU, so all of this runs (and is tested) on any machine with the toolkit.
+// Compiling CUDA C++ with NVRTC: candidates and references alike. Every launch plan's `kernel` is
+// registered as a name expression; NVRTC's lowered (mangled) name is demangled to get the exact
+// parameter types, which the judge checks against the plan's tensors and scalars. Includes are
+// limited to the pinned toolkit headers on an allow-list. Results are cached on disk by content
+// (docs/design.md "The backends": the key covers everything that can change the CUBIN). NVRTC needs
+// no GPU, so all of this runs (and is tested) on any machine with the toolkit.
 #pragma once
 
 #include <cstdint>

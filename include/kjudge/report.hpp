@@ -66,9 +66,11 @@ nlohmann::json to_json(const OutputFinding& finding);
 nlohmann::json to_json(const CaseFinding& finding, const ReportOptions& options = {});
 nlohmann::json to_json(const Verdict& verdict, const ReportOptions& options = {});
 
-// `kjudge validate` and `kjudge cases` output; diagnostics print through format_diagnostic
-// (validate.hpp), compiler-style, so editors and CI annotators can parse them.
-void print_validation(std::ostream& out, const Problem& problem, const ValidationReport& report);
+// `kjudge validate` and `kjudge cases` output. Validation's diagnostics go to `diagnostics`
+// (standard error), compiler-style through format_diagnostic (validate.hpp), so editors and CI
+// annotators can parse them; the shape plan to `out`.
+void print_validation(std::ostream& out, std::ostream& diagnostics, const Problem& problem,
+                      const ValidationReport& report);
 nlohmann::json validation_json(const Problem& problem, const ValidationReport& report);
 void print_case_plan(std::ostream& out, const Problem& problem, const CasePlan& plan);
 nlohmann::json case_plan_json(const Problem& problem, const CasePlan& plan);

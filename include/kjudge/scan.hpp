@@ -1,4 +1,4 @@
-// The static scan (DESIGN.md "Static scan"): what a candidate must not do, found in the PTX that
+// The static scan (docs/design.md "Defences"): what a candidate must not do, found in the PTX that
 // NVRTC made of it, so that a macro, a helper or inline PTX cannot hide it: reading a clock
 // (%clock, %clock_hi, %clock64, %globaltimer*, the performance counters %pm*), the SM's id
 // (%smid) or what tells one launch or scheduling from another (%gridid, %nsmid, %warpid,

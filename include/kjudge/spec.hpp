@@ -1,4 +1,4 @@
-// The problem and candidate formats of DESIGN.md as C++ values. load_problem reads a problem
+// The problem and candidate formats of docs/design.md as C++ values. load_problem reads a problem
 // folder (problem.toml + reference source), load_candidate a candidate .cu with its launch plan
 // in the leading `/* kjudge ... */` comment. Both check everything that can be checked without
 // a compiler and throw SpecError naming file, field and position on the first mistake.
@@ -20,7 +20,7 @@
 namespace kj {
 
 enum class Tier { exact, tolerance, approximate };
-// What special-value cases demand of NaN (DESIGN.md "Non-finite rules").
+// What special-value cases demand of NaN (docs/design.md "Comparison").
 enum class NanRule { propagate, ignore, exempt };
 // Which value a policy compares against.
 enum class Expected { golden, reference };
@@ -270,8 +270,9 @@ Problem parse_problem_text(std::string toml_text, const std::filesystem::path& d
 // ("/* kjudge", "/*kjudge" or "/*" then "kjudge" on the next line). Blank lines, other comments
 // and preprocessor lines may precede it; code may not, and a second such comment is an error.
 // Its TOML keys: [[launch]] (the fields of a reference launch), [[scratch]] (name, dtype, shape,
-// init = "poison" | "zero"), options = [...] (each in Problem::allowed_options) and
-// [outputs.<name>] init = "zero" | "poison". Every error names a line of the .cu file. Its
+// init = "poison" | "zero") and options = [...] (each in Problem::allowed_options); an [outputs]
+// table is refused (what the problem decides is not the candidate's to change). Every error names
+// a line of the .cu file. Its
 // expressions are evaluated on the public shape sets only, so no message reveals a hidden one.
 struct Candidate {
   std::filesystem::path path;

@@ -1,6 +1,6 @@
-// The verdict model of DESIGN.md: reasons with their class (FAIL is the candidate's fault, ERROR
-// the problem's or kjudge's) and exit codes, findings per output and per case, and the verdict
-// that aggregates them in canonical case order. Reporters only read these values.
+// The verdict model of docs/design.md: reasons with their class (FAIL is the candidate's fault,
+// ERROR the problem's or kjudge's) and exit codes, findings per output and per case, and the
+// verdict that aggregates them in canonical case order. Reporters only read these values.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ std::optional<Reason> parse_reason(std::string_view name);
 Outcome reason_outcome(Reason r);          // none -> pass
 std::string_view outcome_name(Outcome o);  // "PASS" "FAIL" "ERROR" "SKIP"
 ExitCode reason_exit_code(Reason r);
-// Rank for DESIGN.md's precedence when one case shows several reasons: lower wins.
+// Rank for docs/design.md's precedence when one case shows several reasons: lower wins.
 // crash > timeout > oob_write > input_modified > unwritten_output > nonfinite >
 // nondeterministic > mismatch; reasons outside that list rank before them: internal, then
 // spec_error (an ERROR is never reported as the candidate's FAIL), then the rest in enum order

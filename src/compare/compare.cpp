@@ -1,5 +1,5 @@
-// compare_output: one output of one case judged on the host, exactly as DESIGN.md "Tiers and
-// policies" defines it. The order is fixed: first the non-finite rules against the golden
+// compare_output: one output of one case judged on the host, exactly as docs/design.md
+// "Comparison" defines it. The order is fixed: first the non-finite rules against the golden
 // rounded to the output dtype (they settle every element where the golden is not finite, and
 // fail every non-finite candidate value they do not excuse), then the policy on the elements
 // left, then the statistics and the one-line message every report shows. relative, allclose,
@@ -161,7 +161,7 @@ const HostTensor& need(const Work& w, const HostTensor* t, const char* what, con
   return *t;
 }
 
-// DESIGN.md "Non-finite rules", against the golden rounded to the output dtype: ±Inf must match
+// docs/design.md "Comparison", against the golden rounded to the output dtype: ±Inf must match
 // in position and sign; a non-finite value where the rounded golden is finite fails; NaN
 // positions per the problem's rule. A NaN is never a wildcard: only the golden's NaN (or, under
 // `ignore`, a NaN planted in the inputs) excuses anything, never a NaN of the candidate or of
@@ -818,7 +818,7 @@ OutputFinding compare_output(const CompareInputs& in) {
   f.count = w.n;
 
   PolicySpec policy = spec.policy;
-  // The exact tier is bit-identity whatever policy the output names (DESIGN.md "Tiers").
+  // The exact tier is bit-identity whatever policy the output names (docs/design.md "Comparison").
   if (in.tier == Tier::exact && policy.kind != PolicySpec::Kind::exact) {
     policy.kind = PolicySpec::Kind::exact;
     policy.expected = Expected::reference;

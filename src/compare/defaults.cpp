@@ -10,7 +10,7 @@ namespace kj {
 
 // f32 and f64: 16, measured on KernelBench (numerics.md: 96 of 97 correct variants accepted,
 // every bf16 and 104 of 112 TF32 downgrades rejected).
-// f16, bf16 and fp8: 4, PROVISIONAL, to be calibrated by the audit. DESIGN.md expects 2-4 on
+// f16, bf16 and fp8: 4, PROVISIONAL, to be calibrated by the audit. docs/design.md expects 2-4 on
 // the max test; at these precisions the reference's own error is mostly its final rounding
 // (half an ulp), so a correct kernel that rounds differently sits near 2 and a downgrade of
 // the accumulation is far above; 4 leaves headroom on the high side of that expectation.

@@ -1,8 +1,8 @@
-// The verdict model of DESIGN.md "Verdicts": reason names as the JSON and the CLI spell them,
-// each reason's class (FAIL is the candidate's fault, ERROR the problem's or kjudge's) and exit
-// code, the precedence used when one case shows several reasons, and the aggregation of case
-// findings into one verdict in canonical case order. Reporters and rewards only read the result,
-// so every rule about what a verdict means lives here.
+// The verdict model of docs/design.md "What kjudge decides": reason names as the JSON and the CLI
+// spell them, each reason's class (FAIL is the candidate's fault, ERROR the problem's or kjudge's)
+// and exit code, the precedence used when one case shows several reasons, and the aggregation of
+// case findings into one verdict in canonical case order. Reporters and rewards only read the
+// result, so every rule about what a verdict means lives here.
 #include "kjudge/verdict.hpp"
 
 #include <algorithm>
@@ -40,7 +40,7 @@ constexpr std::array<ReasonInfo, 16> k_reasons{{
     {Reason::internal, "internal"},
 }};
 
-// DESIGN.md's precedence list, highest first.
+// docs/design.md's precedence list, highest first.
 constexpr std::array<Reason, 8> k_precedence{
     Reason::crash,
     Reason::timeout,
@@ -109,10 +109,10 @@ ExitCode reason_exit_code(Reason r) {
 //   0, 1      internal, spec_error: a verdict kjudge or the problem cannot stand behind says so
 //             before any candidate fault, so an ERROR is never reported as a FAIL (a reward
 //             must not punish a candidate for a broken problem).
-//   2 ..      the other reasons outside DESIGN.md's list, in enum order (compile_error,
+//   2 ..      the other reasons outside docs/design.md's list, in enum order (compile_error,
 //             launch_error, forbidden_construct, stale_output, impossible_speed): they stop or
 //             overrule a case as a whole.
-//   100 ..    DESIGN.md's list in its order: crash > timeout > ... > mismatch.
+//   100 ..    docs/design.md's list in its order: crash > timeout > ... > mismatch.
 //   1000      none.
 int reason_rank(Reason r) {
   if (r == Reason::none) return 1000;
@@ -208,7 +208,7 @@ void Verdict::finalize() {
   }
 
   outcome = reason_outcome(reason);
-  // Nothing judged and nothing wrong is not a pass: DESIGN.md's "a check that cannot run says
+  // Nothing judged and nothing wrong is not a pass: docs/design.md's "a check that cannot run says
   // SKIP, it never passes silently".
   if (reason == Reason::none && cases.empty()) outcome = Outcome::skip;
 }

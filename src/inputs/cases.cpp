@@ -1,9 +1,9 @@
-// The canonical case order of DESIGN.md. For each shape set of the plan: public and hidden sets
-// get `seeds` seeds, then the transforms x3, x0.01, x(-1) of each float input on seed 0;
+// The canonical case order of docs/design.md. For each shape set of the plan: public and hidden
+// sets get `seeds` seeds, then the transforms x3, x0.01, x(-1) of each float input on seed 0;
 // perturbed sets get `perturbed_seeds` seeds; last, the special-value cases on the first public
-// set. The order never depends on anything but the problem and the options, so "the first
-// failing case" and a case id mean the same thing on every machine, and an id carries the
-// problem hash so a replay against a changed problem is refused rather than silently re-rolled.
+// set. The order never depends on anything but the problem and the options, so "the first failing
+// case" and a case id mean the same thing on every machine, and an id carries the problem hash so a
+// replay against a changed problem is refused rather than silently re-rolled.
 #include <algorithm>
 #include <charconv>
 

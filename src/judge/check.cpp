@@ -1,7 +1,7 @@
-// kj::check: the verdict of a candidate over a problem's cases (DESIGN.md "The path of a
+// kj::check: the verdict of a candidate over a problem's cases (docs/design.md "The path of a
 // verdict"). Per case the oracle makes the inputs, golden and reference; the candidate runs
 // twice in its worker, with two different poisons and red-zone bytes; then the oracle judges,
-// in DESIGN.md's precedence: crash > timeout > oob_write > input_modified > unwritten_output >
+// in docs/design.md's precedence: crash > timeout > oob_write > input_modified > unwritten_output >
 // nonfinite > nondeterministic > mismatch. Two backends share that path: CUDA (the oracle and
 // worker on the GPU) and host (both on the CPU, judge/host_oracle.hpp and host_runner.hpp); the
 // running side of a case is on the calling thread (which owns the CUDA context). On CUDA a case

@@ -1,7 +1,7 @@
 // What the oracle concludes from the bytes a worker left behind, on the host: damaged red zones
 // (oob_write), elements never written (unwritten_output: poison of its run in both runs), and
 // outputs that differ between the two runs (nondeterministic). Each becomes a message naming
-// the tensor and the first place, in the words of DESIGN.md's verdicts. No GPU needed; the
+// the tensor and the first place, in the words of docs/design.md's verdicts. No GPU needed; the
 // unit tests feed byte buffers directly.
 #pragma once
 

@@ -1,9 +1,9 @@
-// The trusted side of a check on the host backend (DESIGN.md "Backends"): the same cases as on
-// the GPU, with the master inputs made by the host generator (bit-identical to the device's),
-// and the golden and reference run in this process from the problem's reference source, built
-// by the host compiler against the emulation header. NVRTC still compiles the reference (no GPU
-// needed): its reading of the kernels' exact parameter types is what the plan is checked
-// against, as on the GPU. A reference that fails is the problem's fault: SpecError.
+// The trusted side of a check on the host backend (docs/design.md "The backends"): the same cases
+// as on the GPU, with the master inputs made by the host generator (bit-identical to the device's),
+// and the golden and reference run in this process from the problem's reference source, built by
+// the host compiler against the emulation header. NVRTC still compiles the reference (no GPU
+// needed): its reading of the kernels' exact parameter types is what the plan is checked against,
+// as on the GPU. A reference that fails is the problem's fault: SpecError.
 #pragma once
 
 #include <map>

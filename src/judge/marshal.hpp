@@ -1,6 +1,6 @@
 // Launch-plan marshalling: from a declarative plan (kernel, grid, block, shared, args, repeat)
 // and the exact parameter types of the compiled kernels to the launches a worker performs,
-// with every argument as the bytes of its parameter's type. This is where DESIGN.md's "exact
+// with every argument as the bytes of its parameter's type. This is where docs/design.md's "exact
 // argument types" hold: a tensor goes only to a pointer whose element type is the tensor's
 // dtype, a scalar or an integer expression only to a value parameter it fits, and grid, block
 // and shared memory stay within the device's limits. Nothing here touches a GPU, so all of it

@@ -70,7 +70,7 @@ std::optional<StartFailure> compile_by_worker(const std::string& role, const Can
       if (!log.empty() && message.find(log) == std::string::npos) message += "\n" + log;
       // A plan naming a kernel the source does not define (or with template arguments it
       // does not take) fails NVRTC's name expression: that is a plan/kernel mismatch, the
-      // candidate's launch_error (DESIGN.md), with the lexer's reading as the explanation.
+      // candidate's launch_error (docs/design.md), with the lexer's reading as the explanation.
       for (const Diagnostic& d :
            check_launch_signatures(problem, kernel.source, kernel.scratch)) {
         const std::string& field = d.where.field;

@@ -335,8 +335,9 @@ int worker_main(int socket_fd, int device) {
     return 3;
   }
   if (session->device().pageable_memory_access) {
-    // DESIGN.md "Isolation and failure": with pageable memory access a kernel can read host
-    // memory through plain pointers, and the worker's separate address space is the defence.
+    // docs/design.md "The processes and what each may touch": with pageable memory access a kernel
+    // can read host memory through plain pointers, and the worker's separate address space is the
+    // defence.
     (void)write_message(
         socket_fd,
         error_json("internal",

@@ -295,7 +295,8 @@ std::unique_ptr<Reporter> make_console_reporter(std::ostream& out, ReportOptions
   return std::make_unique<ConsoleReporter>(out, options);
 }
 
-void print_validation(std::ostream& out, const Problem& problem, const ValidationReport& report) {
+void print_validation(std::ostream& out, std::ostream& diagnostics, const Problem& problem,
+                      const ValidationReport& report) {
   // A problem that did not load has no hash to show.
   out << fmt::format("{}{}: {}\n", problem.name,
                      problem.hash.empty() ? "" : " " + problem.short_hash(),
@@ -338,7 +339,7 @@ void print_validation(std::ostream& out, const Problem& problem, const Validatio
     out << fmt::format("  rejected {}={} ({}) of {}: {}\n", r.perturbation.dim,
                        r.perturbation.value, r.perturbation.rule, r.base_id, r.why);
   for (const auto& d : report.diagnostics)
-    out << format_diagnostic(d) << '\n';
+    diagnostics << format_diagnostic(d) << '\n';
 }
 
 void print_case_plan(std::ostream& out, const Problem& problem, const CasePlan& plan) {

@@ -1,7 +1,7 @@
-// load_problem: problem.toml (DESIGN.md "Problem format") into a checked Problem. Everything that
-// can be known without a compiler is checked here, so later stages can trust the value: unknown
-// keys, types, names and their uniqueness, expression names, dtypes, and every expression of
-// every declared shape set evaluated once (shapes, floors, constraints, launch plans), so a
+// load_problem: problem.toml (docs/design.md "Problem format") into a checked Problem. Everything
+// that can be known without a compiler is checked here, so later stages can trust the value:
+// unknown keys, types, names and their uniqueness, expression names, dtypes, and every expression
+// of every declared shape set evaluated once (shapes, floors, constraints, launch plans), so a
 // division by zero or an overflowing shape is a load error with a place, not a judge crash.
 #include <fmt/format.h>
 

@@ -121,7 +121,7 @@ std::vector<Fault> set_faults(const Problem& problem, const Env& dims) {
   return faults;
 }
 
-// The candidate values of a vary dim, in the rule order of DESIGN.md. Values below 1 are not
+// The candidate values of a vary dim, in the rule order of docs/design.md. Values below 1 are not
 // shapes and are dropped without a record; a value that would overflow int64 is recorded.
 std::vector<std::pair<Perturbation, std::optional<std::string>>> perturbations_of(
     const std::string& dim, std::int64_t d) {
@@ -175,7 +175,7 @@ void add(std::vector<Diagnostic>& out, Diagnostic::Severity severity, Location w
   out.push_back(Diagnostic{severity, std::move(where), std::move(message)});
 }
 
-// DESIGN.md's vary rule: each vary dim must keep at least one perturbation that satisfies the
+// docs/design.md's vary rule: each vary dim must keep at least one perturbation that satisfies the
 // constraints, or "picks shapes the candidate never saw" is empty for that dim.
 void check_vary_dims(const Problem& problem, const ShapePlan& plan,
                      std::vector<Diagnostic>& out) {

@@ -1,7 +1,7 @@
 // The reference lint of `kjudge validate`. The golden is the reference template instantiated
 // with T = double, so anything in its __global__/__device__ bodies that pins f32 (an f-suffixed
 // literal, expf and the other single-precision functions and intrinsics) silently caps the
-// yardstick at f32. References also accumulate sequentially (DESIGN.md): a shuffle or atomic
+// yardstick at f32. References also accumulate sequentially (docs/design.md): a shuffle or atomic
 // reduction changes the order the `relative` policy measures against. The lint walks the lexer's
 // code tokens, so comments, strings and identifiers that merely contain an `f` are never flagged.
 #include <algorithm>
@@ -219,7 +219,7 @@ std::vector<Diagnostic> lint_reference(const KernelSource& src,
     } else if (is_shuffle(word) || is_atomic(word)) {
       out.push_back({Diagnostic::Severity::error, at(tok.line, tok.column),
                      fmt::format("'{}' in the reference: references accumulate sequentially "
-                                 "(DESIGN.md); shuffle/atomic reductions change the yardstick",
+                                 "(docs/design.md); shuffle/atomic reductions change the yardstick",
                                  word)});
     }
   }

@@ -1,6 +1,6 @@
 // kj::check and `kjudge check` end to end on a GPU: the bundled solutions pass, each trap fails
 // with its own reason, and each defence's test switch shows the trap getting through with the
-// defence off (DESIGN.md "Every defence has a test switch"). Also crash recovery (a fresh worker
+// defence off (docs/design.md "Defences"). Also crash recovery (a fresh worker
 // per case after a crash), the watchdog, launch errors before and during cases, compile errors,
 // --against, --case, --fail-fast, the in-process worker, and the CLI's JSON and exit codes.
 // Without a GPU these SKIP (FAIL under KJUDGE_REQUIRE_GPU=1), except the tests of the SKIP

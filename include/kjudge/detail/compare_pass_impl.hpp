@@ -255,7 +255,7 @@ KJ_HD double safe_ratio_hd(double error, double allowed) {
   return error / allowed;
 }
 
-// DESIGN.md "Non-finite rules" for one element: b is the basis (the golden rounded to the
+// docs/design.md "Comparison" for one element: b is the basis (the golden rounded to the
 // dtype, or the reference), v the candidate, g and r the golden and reference where the
 // precision-overflow rule needs them.
 KJ_HD int classify_hd(const compare_params& p, double b, double v, double g, double r) {

@@ -1,5 +1,5 @@
 // CUDA C++ on the CPU: the header a kernel source is compiled against by the host backend
-// (DESIGN.md "Backends"), after src/backend/host/rewrite.cpp has turned its `__shared__`
+// (docs/design.md "The backends"), after src/backend/host/rewrite.cpp has turned its `__shared__`
 // declarations into per-block storage. The whole runtime is here, so the shared object the host
 // compiler makes from one source is self-contained: kjudge loads it and calls kj_host_launch.
 //

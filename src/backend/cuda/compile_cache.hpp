@@ -1,12 +1,12 @@
 // The on-disk cache of NVRTC results, private to the CUDA backend. An entry is addressed by the
-// SHA-256 of everything that can change what NVRTC produces (DESIGN.md "Backends"): kjudge's
-// compile schema and version, the identity of the NVRTC library, the pinned header set, the full
-// option list (architecture included), the program name, the name expressions and the source.
-// Entries are written to a temporary file in the cache folder and renamed into place, so a
-// reader in another process sees a whole entry or none; each carries a SHA-256 of its payload
-// that is checked on every read, so a torn or corrupted entry is recompiled, never trusted (the
-// checksum guards against accidents; a folder kjudge creates is private to its user against the
-// rest). The folder is capped by size, least recently used first (a hit refreshes the mtime).
+// SHA-256 of everything that can change what NVRTC produces (docs/design.md "The backends"):
+// kjudge's compile schema and version, the identity of the NVRTC library, the pinned header set,
+// the full option list (architecture included), the program name, the name expressions and the
+// source. Entries are written to a temporary file in the cache folder and renamed into place, so a
+// reader in another process sees a whole entry or none; each carries a SHA-256 of its payload that
+// is checked on every read, so a torn or corrupted entry is recompiled, never trusted (the checksum
+// guards against accidents; a folder kjudge creates is private to its user against the rest). The
+// folder is capped by size, least recently used first (a hit refreshes the mtime).
 #pragma once
 
 #include <cstdint>

@@ -88,7 +88,7 @@ DeviceInfo read_device_info(CUdevice dev, int ordinal) {
   info.max_grid = {device_attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X),
                    device_attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                    device_attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
-  // DESIGN.md's isolation check: the worker refuses a device that reads pageable host memory,
+  // docs/design.md's isolation check: the worker refuses a device that reads pageable host memory,
   // since a candidate's kernel could then read its process's host memory through plain pointers.
   info.pageable_memory_access =
       device_attribute(dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;

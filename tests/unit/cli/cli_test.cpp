@@ -287,16 +287,19 @@ TEST(CliValidate, BrokenProblems) {
   // Loads, but its reference caps the golden at f32: diagnostics with file, line and column.
   auto r = kjudge({"validate", fixture("lint_error")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
+  // The verdict line on standard output, the diagnostics on standard error.
   EXPECT_TRUE(contains(r.out, "lint_error")) << r.out;
   EXPECT_TRUE(contains(r.out, ": invalid")) << r.out;
-  EXPECT_TRUE(contains(r.out, "reference.cu:5:21: error: ")) << r.out;
-  EXPECT_TRUE(contains(r.out, "expf")) << r.out;
+  EXPECT_TRUE(contains(r.err, "reference.cu:5:21: error: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "expf")) << r.err;
+  EXPECT_FALSE(contains(r.out, ": error: ")) << r.out;
 
   // Does not load: reported like a diagnostic, and the other problems are still validated.
   r = kjudge({"validate", fixture("bad_toml"), problem_dir("softmax")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_TRUE(contains(r.out, "problem.toml:5:8: error: tier: ")) << r.out;
-  EXPECT_TRUE(contains(r.out, "fast")) << r.out;
+  EXPECT_TRUE(contains(r.err, "problem.toml:5:8: error: tier: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "fast")) << r.err;
+  EXPECT_FALSE(contains(r.out, ": error: ")) << r.out;
   EXPECT_TRUE(contains(r.out, "softmax ")) << r.out;
 
   r = kjudge({"validate", "--json", fixture("bad_toml")});

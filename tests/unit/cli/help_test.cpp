@@ -1,6 +1,8 @@
 // docs/cli.md is the source of --help. These tests keep it and the parser from drifting: every
 // registered command has a `## kjudge COMMAND` section and every section a command, every
-// option a command registers is named in its section, and --help prints exactly that text.
+// option a command registers is named in its section and every option its Options block lists
+// is registered, and --help prints that text as plain terminal text.
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
@@ -64,21 +66,68 @@ TEST(Help, EveryOptionIsNamedInItsSection) {
     EXPECT_NE(overview.find(sub->get_name()), std::string::npos) << sub->get_name();
 }
 
-TEST(Help, HelpPrintsTheSectionsVerbatim) {
+TEST(Help, EveryDocumentedOptionIsRegistered) {
+  // The other way round: a section's Options block names no option its command lacks.
+  Invocation in;
+  auto app = make_app(in);
+  for (auto* sub : commands(*app)) {
+    std::set<std::string> registered;
+    for (const auto* opt : sub->get_options())
+      for (const auto& name : spellings(*opt)) registered.insert(name);
+    const auto documented = documented_options(*help_section(sub->get_name()));
+    EXPECT_FALSE(documented.empty()) << sub->get_name();
+    for (const auto& name : documented)
+      EXPECT_TRUE(registered.contains(name))
+          << "docs/cli.md documents " << name << " for kjudge " << sub->get_name()
+          << ", which its parser does not take";
+  }
+}
+
+TEST(Help, TheTerminalGetsPlainText) {
+  EXPECT_EQ(terminal_help("# kjudge command line\n\nSee `kjudge check` and **this** "
+                          "[page](docs/cli.md).\n```\n## not a heading\n```\n"),
+            "kjudge command line\n\nSee kjudge check and this page.\n    ## not a heading\n");
+  const std::string section = "## kjudge x\n\nUsage: kjudge x [--y]\n       [--z]\n\nDoes "
+                              "`x`.\nTwo lines.\n\nMore prose.\n\nOptions:\n\n    --y   "
+                              "a y\n          more of y\n    --z   a z\n\nAfter.\n\nExit "
+                              "status: 0.\n\n### Details\n\nDeep.\n";
+  EXPECT_EQ(terminal_help(section, "x"),
+            "kjudge x\n\nUsage: kjudge x [--y]\n       [--z]\n\nDoes x.\nTwo lines.\n\n"
+            "Options:\n\n    --y   a y\n          more of y\n    --z   a z\n\nExit status: "
+            "0.\n\nThe rest of kjudge x: docs/cli.md, section \"kjudge x\" (Details).\n");
+  EXPECT_EQ(documented_options(section), (std::vector<std::string>{"--y", "--z"}));
+}
+
+TEST(Help, HelpPrintsTheSectionsAsPlainText) {
   std::ostringstream out, err;
   EXPECT_EQ(run({"--help"}, out, err), 0);
-  EXPECT_EQ(out.str(), help_overview());
-  EXPECT_EQ(out.str().rfind("# kjudge command line", 0), 0u);
-  EXPECT_EQ(out.str().find("## kjudge"), std::string::npos);  // the overview only
-  for (const char* cmd : {"validate", "export", "cases", "compare", "check"}) {
+  EXPECT_EQ(out.str(), terminal_help(help_overview()));
+  EXPECT_EQ(out.str().rfind("kjudge command line\n", 0), 0u);
+  EXPECT_EQ(out.str().find('`'), std::string::npos);
+  for (const char* cmd : {"validate", "export", "cases", "compare", "check", "bench", "serve"}) {
     std::ostringstream o, e;
     EXPECT_EQ(run({cmd, "--help"}, o, e), 0) << e.str();
-    EXPECT_EQ(o.str(), *help_section(cmd)) << cmd;
-    EXPECT_EQ(o.str().rfind(std::string("## kjudge ") + cmd, 0), 0u) << o.str();
+    EXPECT_EQ(o.str(), terminal_help(*help_section(cmd), cmd)) << cmd;
+    EXPECT_EQ(o.str().rfind(std::string("kjudge ") + cmd + "\n\nUsage: kjudge " + cmd, 0), 0u)
+        << o.str();
+    EXPECT_EQ(o.str().find("```"), std::string::npos) << cmd;
+    EXPECT_NE(o.str().find("Options"), std::string::npos) << cmd;
     std::ostringstream o2, e2;
     EXPECT_EQ(run({cmd, "-h"}, o2, e2), 0);
     EXPECT_EQ(o2.str(), o.str());
   }
+  // check's section, 198 lines of Markdown, is a screen or two on the terminal.
+  std::ostringstream check_help, e;
+  run({"check", "--help"}, check_help, e);
+  const std::string text = check_help.str();
+  EXPECT_LT(std::count(text.begin(), text.end(), '\n'), 80) << text;
+}
+
+TEST(Help, AnUnknownCommandWithHelpIsAnError) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"frobnicate", "--help"}, out, err), 2);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str(), "kjudge: unknown command 'frobnicate'\nRun 'kjudge --help' for usage.\n");
 }
 
 TEST(Help, SectionsStopAtTheNextHeading) {

@@ -1,4 +1,4 @@
-// The non-finite rules that run before every policy (DESIGN.md "Non-finite rules"): against the
+// The non-finite rules that run before every policy (docs/design.md "Comparison"): against the
 // golden rounded to the output dtype, ±Inf must match in position and sign, a non-finite value
 // where the rounded golden is finite fails as `nonfinite`, NaN positions follow the problem's
 // rule, and a NaN is never a wildcard.

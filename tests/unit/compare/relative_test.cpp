@@ -1,4 +1,4 @@
-// relative(k) (DESIGN.md "Tiers and policies"): max and rms error against the golden, bounded by
+// relative(k) (docs/design.md "Comparison"): max and rms error against the golden, bounded by
 // k times the same-precision reference's own error, floored at one ulp of the output dtype at
 // the golden's scale; over the whole tensor and over every slice along the output's axis.
 #include <gtest/gtest.h>

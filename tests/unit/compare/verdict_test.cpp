@@ -1,4 +1,4 @@
-// The verdict model: reason names, classes and exit codes as DESIGN.md's table gives them, the
+// The verdict model: reason names, classes and exit codes as docs/design.md's table gives them, the
 // precedence between reasons, and how finalize turns case findings into one verdict.
 #include <gtest/gtest.h>
 
@@ -110,7 +110,7 @@ TEST(Reason, NoneRanksLastAndErrorsFirst) {
   }
   EXPECT_EQ(worse_reason(Reason::crash, Reason::spec_error), Reason::spec_error);
   EXPECT_EQ(worse_reason(Reason::spec_error, Reason::internal), Reason::internal);
-  // Outside DESIGN.md's list: before it, in enum order.
+  // Outside docs/design.md's list: before it, in enum order.
   EXPECT_EQ(worse_reason(Reason::crash, Reason::compile_error), Reason::compile_error);
   EXPECT_EQ(worse_reason(Reason::mismatch, Reason::stale_output), Reason::stale_output);
   EXPECT_EQ(worse_reason(Reason::impossible_speed, Reason::launch_error), Reason::launch_error);

@@ -1,13 +1,13 @@
-// The static scan on PTX that NVRTC really makes (no GPU needed): each construct DESIGN.md names is
-// found, with its source line, even behind a macro, a helper or a one-line inline PTX block; so
-// is every way a __device__ variable's address can leave the registers toward a store the scan
-// would not see (a round trip through local, shared or output memory, a function argument,
+// The static scan on PTX that NVRTC really makes (no GPU needed): each construct docs/design.md
+// names is found, with its source line, even behind a macro, a helper or a one-line inline PTX
+// block; so is every way a __device__ variable's address can leave the registers toward a store the
+// scan would not see (a round trip through local, shared or output memory, a function argument,
 // arithmetic and comparisons, another variable's initializer, a variable declared inside inline
-// PTX), and a read of the special registers that tell one launch or warp slot from another.
-// What a right kernel does (reads of its arguments, stores through them, shared-memory atomics,
-// reads of __constant__ and __device__ tables through computed indices, assert) is not found; a
-// problem's `forbid` adds identifiers, registers and PTX instructions, and `!%register` allows a
-// special register. Every bundled candidate scans as its expectation says.
+// PTX), and a read of the special registers that tell one launch or warp slot from another. What a
+// right kernel does (reads of its arguments, stores through them, shared-memory atomics, reads of
+// __constant__ and __device__ tables through computed indices, assert) is not found; a problem's
+// `forbid` adds identifiers, registers and PTX instructions, and `!%register` allows a special
+// register. Every bundled candidate scans as its expectation says.
 #include <gtest/gtest.h>
 
 #include <toml++/toml.h>

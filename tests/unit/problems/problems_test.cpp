@@ -1,4 +1,4 @@
-// The bundled problem suite as data (DESIGN.md "Conventions": expectations are data in
+// The bundled problem suite as data (docs/design.md "Conventions": expectations are data in
 // problems/*/, checked against a committed manifest). Without a GPU this test holds the suite to
 // its own description: every problem of problems/manifest.toml loads and validates clean, every
 // problem folder is in the manifest, each problem's candidates (the .cu files of solutions/ and
@@ -34,7 +34,7 @@ const fs::path kProblems = fs::path(KJ_SOURCE_DIR) / "problems";
 // The expectation grammar: "pass" | "fail:<reason>" | "fail:{<reason>, <reason>, ...}". A set
 // means the verdict is FAIL with any one of its reasons (which one wins can depend on the
 // machine: a race shows as nondeterministic or as mismatch). Reasons are FAIL reasons of
-// DESIGN.md's table; an ERROR (spec_error, internal) is never what a candidate is expected to
+// docs/design.md's table; an ERROR (spec_error, internal) is never what a candidate is expected to
 // produce.
 
 struct Expectation {
@@ -192,8 +192,8 @@ struct ExpectEntry {
   std::optional<std::string> known_gap;    // what would catch a trap kjudge cannot catch yet
 };
 
-// The defences of DESIGN.md "Conventions" that have a KJ_TEST_DISABLE switch (kjudge/judge.hpp):
-// a trap names the one that catches it, so a defence test can run it with the switch on and off.
+// The defences of docs/design.md "Defences" that have a KJ_TEST_DISABLE switch (limits.hpp): a
+// trap names the one that catches it, so a defence test can run it with the switch on and off.
 const std::set<std::string> kDefences = {"isolation", "redzone",     "poison",    "input_hash",
                                           "rerun",     "static_scan", "regenerate"};
 

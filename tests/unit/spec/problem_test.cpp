@@ -119,7 +119,7 @@ TEST(Problem, LoadsSoftmax) {
   EXPECT_EQ(p.find_input("y"), nullptr);
   EXPECT_EQ(eval_shape(p.outputs[0].shape, shape_env(p, p.dims.public_sets[1].values)),
             (Shape{128, 1000}));
-  // The reference obeys DESIGN's rules for templates: no f-suffixed literals, no expf.
+  // The reference obeys docs/design.md's rules for templates: no f-suffixed literals, no expf.
   EXPECT_EQ(p.reference.text.find("expf"), std::string::npos);
 }
 

@@ -46,10 +46,10 @@ TEST(ValidateFixtures, LintFindingsCarryTheSourcePosition) {
                 "reference.cu:6:52: error: f32-only math function 'expf' caps the golden at f32; "
                 "write kj::exp(...) (kjudge/device.cuh) or the overloaded form",
                 "reference.cu:7:10: error: '__shfl_down_sync' in the reference: references "
-                "accumulate sequentially (DESIGN.md); shuffle/atomic reductions change the "
+                "accumulate sequentially (docs/design.md); shuffle/atomic reductions change the "
                 "yardstick",
                 "reference.cu:8:25: error: 'atomicAdd' in the reference: references accumulate "
-                "sequentially (DESIGN.md); shuffle/atomic reductions change the yardstick",
+                "sequentially (docs/design.md); shuffle/atomic reductions change the yardstick",
             }));
 }
 

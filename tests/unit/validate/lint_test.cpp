@@ -70,7 +70,7 @@ TEST(Lint, MessagesSayWhatToWrite) {
   EXPECT_NE(diags[2].message.find("caps the golden at f32"), std::string::npos);
   EXPECT_NE(diags[2].message.find("kj::exp"), std::string::npos) << diags[2].message;
   EXPECT_EQ(diags[4].message,
-            "'atomicAdd' in the reference: references accumulate sequentially (DESIGN.md); "
+            "'atomicAdd' in the reference: references accumulate sequentially (docs/design.md); "
             "shuffle/atomic reductions change the yardstick");
   EXPECT_EQ(format_diagnostic(diags[0]),
             "reference.cu:3:9: error: f-suffixed literal '1.0f' caps the golden at f32; write "

@@ -123,7 +123,7 @@ private:
   Problem p_;
 };
 
-// softmax of DESIGN.md, with a clean templated reference.
+// softmax of docs/design.md, with a clean templated reference.
 inline const char* clean_softmax_reference() {
   return R"(#include "kjudge/device.cuh"
 // A row-wise softmax, sequential in kj::acc_t<T>: 1.0f in a comment is fine.

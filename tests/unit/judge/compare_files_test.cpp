@@ -1,0 +1,73 @@
+// kj::compare_files, the library call behind `kjudge compare`: a one-case verdict with backend
+// "files" from .npy files, and bad requests as SpecErrors that name the file or the option.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kjudge/inputs.hpp"
+#include "kjudge/judge.hpp"
+#include "kjudge/tensor.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace kj;
+
+std::string write(const std::string& name, DType dtype, double bump) {
+  HostTensor t(dtype, {2, 3});
+  for (std::int64_t i = 0; i < t.numel(); ++i) t.set(i, 0.25 * static_cast<double>(i + 1));
+  t.set(4, t.get(4) + bump);
+  const fs::path path = fs::temp_directory_path() / ("kjudge_compare_files_" + name + ".npy");
+  write_npy(path, t);
+  return path.string();
+}
+
+std::string error_of(const CompareFiles& request) {
+  try {
+    compare_files(request);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CompareFiles, AOneCaseVerdictOfTheFiles) {
+  CompareFiles request;
+  request.actual = write("y", DType::f32, 0);
+  request.expected = write("golden", DType::f64, 0);
+  request.policy = "ulp(0)";
+  Verdict v = compare_files(request);
+  EXPECT_EQ(v.outcome, Outcome::pass);
+  EXPECT_EQ(v.manifest.backend, "files");
+  ASSERT_EQ(v.cases.size(), 1u);
+  EXPECT_EQ(v.cases[0].case_id, "kjudge_compare_files_y.npy vs kjudge_compare_files_golden.npy");
+  EXPECT_EQ(v.replay_command, "kjudge compare " + request.actual + " " + request.expected +
+                                  " --policy 'ulp(0)'");
+
+  request.actual = write("bumped", DType::f32, 0.5);
+  v = compare_files(request);
+  EXPECT_EQ(v.reason, Reason::mismatch);
+  EXPECT_EQ(v.exit_code(), ExitCode::fail);
+}
+
+TEST(CompareFiles, BadRequestsNameTheFileOrTheOption) {
+  CompareFiles request;
+  request.actual = write("y", DType::f32, 0);
+  request.expected = "/nonexistent/golden.npy";
+  request.policy = "ulp(0)";
+  EXPECT_EQ(error_of(request), "/nonexistent/golden.npy: no such file");
+  request.expected = write("golden", DType::f64, 0);
+  request.nan = "sometimes";
+  EXPECT_EQ(error_of(request), "--nan: \"sometimes\" is not a NaN rule (propagate, ignore, exempt)");
+  request.nan = "exempt";
+  request.slice = 2;
+  EXPECT_EQ(error_of(request), "--slice: axis 2 of a tensor of rank 2");
+  request.slice = -1;
+  request.policy = "allclose";
+  EXPECT_EQ(error_of(request),
+            "--policy: allclose compares against the reference by default: pass --reference REF, "
+            "or --expected golden to compare against " + request.expected);
+}
+
+}  // namespace
