@@ -1,6 +1,6 @@
 // The GPU comparator (kj::DeviceComparator) on 2^28-element outputs, against the device's own
-// copy bandwidth: docs/design.md's target is one pass at >= 70% of it (bytes of actual + expected,
-// read once). BM_CopyBandwidth copies 1 GiB device to device (read + write counted); the
+// copy bandwidth: the target (README "Performance") is one pass at >= 70% of it (bytes of actual +
+// expected, read once). BM_CopyBandwidth copies 1 GiB device to device (read + write counted); the
 // comparator benchmarks report the bytes they must read per second (SetBytesProcessed), so the
 // two compare directly. allclose is f32 against f32 (the tensors torch.testing.assert_close gets
 // in bench/compare_peers.py); relative reads the f64 golden and the f32 reference beside the

@@ -3,8 +3,8 @@
 run: torch judges two 2^28-element f32 tensors on the GPU (the candidate one ulp from the
 expected values on two elements of three, as in bench_compare_gpu), then bench_compare_gpu
 judges its tensors of the same shape, dtypes and pattern; the table gives both times, the ratio
-(docs/design.md's target: allclose at least 6x faster than assert_close) and the comparator's share of
-the measured copy bandwidth (target: at least 70%).
+(the README's target: allclose at least 6x faster than assert_close) and the comparator's share
+of the measured copy bandwidth (target: at least 70%).
 
 usage: compare_peers.py BENCH_COMPARE_GPU
 """

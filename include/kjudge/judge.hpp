@@ -104,7 +104,7 @@ struct CheckOptions {
   std::filesystem::path kjudge_include;     // folder holding kjudge/device.cuh; empty = found
                                             // by find_kjudge_include(self_exe)
   double deadline_factor = 20;              // per run: max(factor x reference time, min)
-  double deadline_min_s = 1;                //   plus the copies' allowance (judge/deadline.hpp)
+  double deadline_min_s = 1;                //   plus the copies' allowance (run_deadline_s)
   double compile_deadline_s = 300;          // a candidate's NVRTC compile in its own process
   std::uint64_t compile_memory_cap = kCompileMemoryCapBytes; // that process's address space
   double startup_deadline_s = 60;           // a worker's start (process, driver, context)
