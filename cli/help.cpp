@@ -109,12 +109,14 @@ std::vector<std::string> lines_of(const std::string& text) {
 bool blank(const std::string& line) { return line.find_first_not_of(' ') == std::string::npos; }
 bool indented(const std::string& line) { return line.rfind("    ", 0) == 0; }
 
-// The lines of the `Options` block: from its "Options..." line through the indented and blank
-// lines after it.
-std::vector<std::string> options_block(const std::vector<std::string>& lines) {
+// The lines of the first `Options` block from line `from` on: its "Options..." line and the
+// indented and blank lines after it.
+std::vector<std::string> options_block(const std::vector<std::string>& lines,
+                                       std::size_t from = 0) {
   std::vector<std::string> out;
   bool in = false;
-  for (const auto& line : lines) {
+  for (std::size_t i = from; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
     if (!in && line.rfind("Options", 0) == 0) in = true;
     else if (in && !blank(line) && !indented(line)) break;
     if (in) out.push_back(line);
@@ -160,12 +162,11 @@ std::string terminal_help(const std::string& markdown, std::string_view command)
     bool described = false;
     for (std::size_t i = 1; i < lines.size(); ++i) {
       if (lines[i].rfind("### ", 0) == 0) more.push_back(lines[i].substr(4));
-      if (blank(lines[i]) || (i > 0 && !blank(lines[i - 1]))) continue;  // paragraph starts only
+      if (blank(lines[i]) || !blank(lines[i - 1])) continue;  // paragraph starts only
       if (lines[i].rfind("Usage:", 0) == 0) {
         add(paragraph_at(i));
       } else if (lines[i].rfind("Options", 0) == 0) {
-        add(options_block(std::vector<std::string>(lines.begin() + static_cast<long>(i),
-                                                   lines.end())));
+        add(options_block(lines, i));
       } else if (lines[i].rfind("Exit status", 0) == 0) {
         add(paragraph_at(i));
       } else if (!described && !indented(lines[i]) && lines[i][0] != '#') {

@@ -212,6 +212,7 @@ Gathered RunSide::gather(const Case& c) {
   // Timed runs: indistinguishable from the first two to the kernel (the same inputs, the same
   // two poisons in turn), every one's outputs judged by assess.
   const bool timed = timed_runs > 0 && f.reason == Reason::none && c.case_class() == "public";
+  std::vector<double> timed_ms;  // the timed runs' CPU times so far
   for (int run = 0; timed && run < timed_runs; ++run) {
     RunOutcome r = candidate.timed_run(c, data, run % 2);
     if (r.reason != Reason::none) {
@@ -222,10 +223,9 @@ Gathered RunSide::gather(const Case& c) {
       g.timed.clear();
       break;
     }
+    timed_ms.push_back(r.cpu_ms);
     g.timed.push_back(std::move(r));
-    std::vector<double> so_far;
-    for (const RunOutcome& t : g.timed) so_far.push_back(t.cpu_ms);
-    if (not_worth_timing(so_far, data.reference_cpu_ms)) {
+    if (not_worth_timing(timed_ms, data.reference_cpu_ms)) {
       g.stopped_early = true;
       break;
     }

@@ -464,8 +464,9 @@ Env draw_from_range(const DimRange& range, std::string_view secret, const std::s
         secret, fmt::format("kjudge hidden shape|{}|{}|{}|{}|{}", hash, r, draw, attempt, dim));
     std::uint64_t v = 0;
     for (int k = 0; k < 8; ++k) v = v << 8 | mac[static_cast<std::size_t>(k)];
-    const std::uint64_t span = static_cast<std::uint64_t>(b.second - b.first) + 1;  // >= 1
-    dims[dim] = b.first + static_cast<std::int64_t>(span == 0 ? v : v % span);
+    // 0 <= lo <= hi <= 2^63 - 1 (load_dim_ranges): the span is in [1, 2^63].
+    const std::uint64_t span = static_cast<std::uint64_t>(b.second - b.first) + 1;
+    dims[dim] = b.first + static_cast<std::int64_t>(v % span);
   }
   return dims;
 }

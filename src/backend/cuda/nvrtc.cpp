@@ -760,9 +760,6 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
   return module;
 }
 
-} // namespace kj
-
-namespace kj {
 
 std::vector<std::pair<std::string, std::string>> nvrtc_predefined_macros(
     const std::vector<std::string>& names, const CompileOptions& options) {
