@@ -18,7 +18,7 @@
 
 namespace {
 
-constexpr std::int64_t k_rows = 1 << 14, k_cols = 1 << 14; // 2^28 elements
+constexpr std::int64_t kRows = 1 << 14, kCols = 1 << 14; // 2^28 elements
 
 struct Setup {
   std::unique_ptr<kj::CudaContext> context;
@@ -38,7 +38,7 @@ Setup& setup() {
     o.arch = r.context->info().cc_major * 10 + r.context->info().cc_minor;
     o.kjudge_include = std::string(KJ_SOURCE_DIR) + "/include";
     r.comparator = std::make_unique<kj::DeviceComparator>(r.context->info(), o);
-    const std::int64_t n = k_rows * k_cols;
+    const std::int64_t n = kRows * kCols;
     kj::HostTensor a(kj::DType::f32, {n}), ref(kj::DType::f32, {n}), g(kj::DType::f64, {n});
     float* pa = a.data<float>();
     float* pr = ref.data<float>();
@@ -94,14 +94,14 @@ void judge(benchmark::State& state, kj::PolicySpec policy, bool sliced, bool gol
   if (sliced) spec.slice = 0;
   kj::DeviceCompareInputs in;
   in.spec = &spec;
-  in.shape = {k_rows, k_cols};
+  in.shape = {kRows, kCols};
   in.actual = {s.actual.ptr(), kj::DType::f32};
   in.reference = kj::DeviceTensor{s.reference.ptr(), kj::DType::f32};
   if (golden) in.golden = kj::DeviceTensor{s.golden.ptr(), kj::DType::f64};
   kj::OutputFinding f = s.comparator->compare(in, s.context->stream()); // scratch warm
   for (auto _ : state)
     benchmark::DoNotOptimize(f = s.comparator->compare(in, s.context->stream()));
-  state.SetBytesProcessed(state.iterations() * k_rows * k_cols * bytes_per_element);
+  state.SetBytesProcessed(state.iterations() * kRows * kCols * bytes_per_element);
   state.SetLabel(f.pass() ? "PASS" : "FAIL: " + f.message);
 }
 

@@ -51,7 +51,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
     sub->add_option("PROBLEM", k.problem, "a problem folder or problem.toml")->required();
     sub->add_option("--candidate", k.candidate, "the candidate .cu file")->required();
     sub->add_option("--case", k.case_id, "run this case alone (an id of `kjudge cases`)");
-    sub->add_flag("--fail-fast", k.fail_fast, "stop at the first failing case");
+    sub->add_flag("--fail-fast", k.options.fail_fast, "stop at the first failing case");
     sub->add_flag("--redact-hidden", k.redact_hidden, "hidden cases: reason and class only");
     sub->add_option("--secret-file", k.secret_file,
                     "the secret hidden shapes are drawn with (also $KJUDGE_SECRET)");
@@ -59,17 +59,17 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
     sub->add_option("--json", k.json, "write the JSON report to FILE, or - for stdout");
     sub->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
     sub->add_option("--cache", k.cache, "the NVRTC cache folder");
-    sub->add_option("--device", k.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
+    sub->add_option("--device", k.options.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
     sub->add_option("--backend", k.backend,
                     "where kernels run: auto (the GPU, else the CPU), cuda, host")
         ->check(CLI::IsMember({"auto", "cuda", "host"}));
     sub->add_flag("--no-race-detection", k.no_race_detection,
                   "host backend: no race screening (faster, races unseen)");
-    sub->add_flag("--exact-bounds", k.exact_bounds,
+    sub->add_flag("--exact-bounds", k.options.exact_bounds,
                   "host backend: every run checked, every out-of-bounds read or write exact");
-    sub->add_flag("--exact-percentiles", k.exact_percentiles,
+    sub->add_flag("--exact-percentiles", k.options.exact_percentiles,
                   "exact error percentiles (a selection) instead of binned ones");
-    sub->add_option("--time-budget", k.time_budget_s,
+    sub->add_option("--time-budget", k.options.time_budget_s,
                     "seconds of the candidate's run time over all cases (default 10 on the GPU, "
                     "120 on the host; 0: none)")
         ->check(CLI::Range(0.0, 1e6));

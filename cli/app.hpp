@@ -38,10 +38,12 @@ struct CompareArgs {
 };
 
 struct CheckArgs {
+  // The options that reach kj::check as the user wrote them, bound by the parser in place; the
+  // fields below are those the command turns into options (paths, the secret, the backend).
+  CheckOptions options;
   std::string problem;
   std::string candidate;
   std::string case_id;   // empty: every case
-  bool fail_fast = false;
   bool redact_hidden = false;
   std::string secret;       // refused: /proc shows a command line (use secret_file)
   std::string secret_file;  // empty: $KJUDGE_SECRET
@@ -49,14 +51,9 @@ struct CheckArgs {
   std::string json;      // empty: no JSON; "-": standard output
   std::string junit;     // empty: no JUnit XML
   std::string cache;     // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
-  int device = 0;
   std::string backend = "auto"; // auto | cuda | host
   bool no_race_detection = false;
-  bool exact_bounds = false;
-  bool exact_percentiles = false;
   bool unsafe_test_switches = false; // honour KJ_TEST_DISABLE (the verdict then says so)
-  std::optional<double> time_budget_s; // the candidate's run time over all cases (0: none;
-                                       // none: the backend's default)
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
   TimingOptions timing;  // bench on the GPU
 };
@@ -101,10 +98,5 @@ int run_serve(const ServeArgs& args, std::istream& in, std::ostream& out, std::o
 // environment, so nothing kjudge starts inherits it; a secret under kMinSecretBytes or an
 // unreadable file is a SpecError naming where.
 std::optional<std::string> read_secret(const std::string& secret_file);
-
-// `kjudge --worker --fd N [--device D]`: the candidate worker the oracle of `check` starts. Not
-// a subcommand (it is internal and hidden from --help); `run` hands it these arguments, those
-// after "--worker".
-int run_worker(const std::vector<std::string>& args, std::ostream& err);
 
 }  // namespace kj::cli

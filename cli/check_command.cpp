@@ -1,9 +1,8 @@
-// `kjudge check`, `kjudge bench`, `kjudge serve` and the internal `kjudge --worker`: loading the problem and the
-// candidate, the options of kj::check (and kj::bench), and the reporters. The judging itself is
-// kj::check's; a candidate
-// whose front-matter does not parse is judged here only in the sense that its SpecError becomes
-// a FAIL(launch_error) verdict (the plan is part of the candidate), while a problem or an
-// argument that is wrong stays exit 2.
+// `kjudge check`, `kjudge bench` and `kjudge serve`: the problem and candidate loaded, the
+// options of kj::check (and kj::bench) filled from the arguments, and the reporters picked. The
+// judging is kj::check's; a candidate whose front-matter does not parse becomes a
+// FAIL(launch_error) verdict (the plan is part of the candidate), while a wrong problem or
+// argument stays exit 2.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +16,7 @@
 
 #include "app.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/test_switches.hpp"
 #include "kjudge/report.hpp"
 #include "kjudge/serve.hpp"
 #include "kjudge/spec.hpp"
@@ -104,19 +104,14 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   if (!a.against.empty() && !fs::is_regular_file(a.against, ec))
     throw SpecError({a.against, "--against", 0, 0}, "no such file");
 
-  CheckOptions options;
+  CheckOptions options = a.options;
   options.cases.secret = read_secret(a.secret_file);
-  options.fail_fast = a.fail_fast;
-  options.time_budget_s = a.time_budget_s;
   if (!a.case_id.empty()) options.only_case = a.case_id;
   if (!a.against.empty()) options.against = fs::path(a.against);
-  options.device = a.device;
   options.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
   options.self_exe = self_executable();
   options.backend = parse_backend(a.backend).value_or(Backend::automatic);
   options.race_detection = !a.no_race_detection;
-  options.exact_bounds = a.exact_bounds;
-  options.exact_percentiles = a.exact_percentiles;
 
   Verdict verdict;
   std::optional<Candidate> candidate;
@@ -125,7 +120,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   } catch (const SpecError& e) {
     verdict = unloadable_candidate_verdict(problem, a.candidate, e.what());
     verdict.manifest.backend = a.backend;
-    verdict.manifest.trust = a.backend == "host" ? "host" : "device";
+    verdict.manifest.trust = a.backend == "host" ? "host" : "cuda";
   }
   if (candidate)
     verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs, a.timing})
@@ -165,59 +160,6 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.devices = a.devices;
   options.spare_workers = !a.no_spare_workers;
   return serve(in, out, std::move(options));
-}
-
-int run_worker(const std::vector<std::string>& args, std::ostream& err) {
-  int fd = -1, device = 0, memory_mb = -1, arena_fd = -1;
-  std::string module_dir;
-  bool compile_only = false, host = false;
-  auto number = [&](std::size_t i, const char* what) {
-    if (i >= args.size()) throw SpecError({"", what, 0, 0}, "a number is missing");
-    try {
-      std::size_t used = 0;
-      const int v = std::stoi(args[i], &used);
-      if (used != args[i].size() || v < 0) throw std::invalid_argument(args[i]);
-      return v;
-    } catch (const std::exception&) {
-      throw SpecError({"", what, 0, 0}, fmt::format("'{}' is not a non-negative number", args[i]));
-    }
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--fd") {
-      fd = number(++i, "--fd");
-    } else if (args[i] == "--device") {
-      device = number(++i, "--device");
-    } else if (args[i] == "--compile-only") {
-      compile_only = true;
-    } else if (args[i] == "--memory-mb") {
-      memory_mb = number(++i, "--memory-mb");
-    } else if (args[i] == "--host") {
-      host = true;
-    } else if (args[i] == "--arena-fd") {
-      arena_fd = number(++i, "--arena-fd");
-    } else if (args[i] == "--module-dir" && i + 1 < args.size()) {
-      module_dir = args[++i];
-    } else {
-      throw SpecError({"", "--worker", 0, 0}, fmt::format("unknown argument '{}'", args[i]));
-    }
-  }
-  if (fd < 0) {
-    err << "kjudge --worker: --fd N is required (the worker is started by `kjudge check`)\n";
-    return static_cast<int>(ExitCode::spec_error);
-  }
-  if (host) {
-    if (arena_fd < 0) {
-      err << "kjudge --worker --host: --arena-fd N is required\n";
-      return static_cast<int>(ExitCode::spec_error);
-    }
-    return host_worker_main(fd, arena_fd, module_dir);
-  }
-  if (compile_only) {
-    const std::uint64_t cap =
-        memory_mb < 0 ? kCompileMemoryCapBytes : static_cast<std::uint64_t>(memory_mb) << 20;
-    return compile_worker_main(fd, cap);
-  }
-  return worker_main(fd, device);
 }
 
 } // namespace kj::cli

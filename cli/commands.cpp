@@ -8,6 +8,7 @@
 
 #include "app.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/worker.hpp"
 
 namespace kj::cli {
 
@@ -37,7 +38,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     // The worker is kjudge re-executed by `check`'s oracle, not a command a user types.
     if (!args.empty() && args[0] == "--worker")
-      return run_worker(std::vector<std::string>(args.begin() + 1, args.end()), err);
+      return kj::run_worker(std::vector<std::string>(args.begin() + 1, args.end()));
     Invocation in;
     auto app = make_app(in);
     // A mistyped command with --help must not get the general help and exit 0.

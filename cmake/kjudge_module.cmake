@@ -1,5 +1,5 @@
-# kjudge_module(NAME DIR dir DEPS ...): a static library from every .cpp in DIR, with the
-# public headers of include/ and the warning set of the project.
+# kjudge_module(NAME DIRS dir... DEPS ...): a static library from every .cpp in the DIRS, with
+# the public headers of include/ and the warning set of the project.
 function(kjudge_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                          -Wno-sign-conversion $<$<BOOL:${KJUDGE_WERROR}>:-Werror>
@@ -9,8 +9,12 @@ function(kjudge_warnings target)
 endfunction()
 
 function(kjudge_module name)
-  cmake_parse_arguments(M "" "DIR" "DEPS" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${M_DIR}/*.cpp)
+  cmake_parse_arguments(M "" "" "DIRS;DEPS" ${ARGN})
+  set(sources)
+  foreach(dir ${M_DIRS})
+    file(GLOB dir_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.cpp)
+    list(APPEND sources ${dir_sources})
+  endforeach()
   if(NOT sources)  # a module not written yet still configures
     set(sources ${CMAKE_BINARY_DIR}/empty_${name}.cpp)
     file(WRITE ${sources} "// placeholder for an empty module\n")

@@ -19,12 +19,14 @@
 
 #include <cuda.h>
 
+#include "kjudge/error.hpp"
+
 namespace kj {
 
-class CudaError : public std::runtime_error {
+class CudaError : public Error {
 public:
   CudaError(CUresult code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+      : Error(ErrorKind::cuda, message), code_(code) {}
   CUresult code() const { return code_; }
   // The context is unusable after this error (illegal address, launch failure, ...): the
   // process must be replaced.
@@ -37,12 +39,22 @@ private:
 
 [[noreturn]] void throw_cuda_error(CUresult code, const char* expr, const char* file, int line);
 
-#define KJ_CU_TRY(expr)                                                                        \
+// A driver call checked: on failure, `on_failure(code, "expr", __FILE__, __LINE__)`.
+#define KJ_CU_CHECKED_(expr, on_failure)                                                       \
   do {                                                                                         \
     const CUresult kj_cu_status_ = (expr);                                                     \
-    if (kj_cu_status_ != CUDA_SUCCESS)                                                         \
-      ::kj::throw_cuda_error(kj_cu_status_, #expr, __FILE__, __LINE__);                        \
+    if (kj_cu_status_ != CUDA_SUCCESS) on_failure(kj_cu_status_, #expr, __FILE__, __LINE__);   \
   } while (0)
+
+#define KJ_CU_TRY(expr) KJ_CU_CHECKED_(expr, ::kj::throw_cuda_error)
+
+// The no-throw check, for destructors and other cleanup that cannot report by throwing: a
+// failure is written to standard error once per process, except the ones that follow a sticky
+// error or the driver's shutdown (every call fails then, and the process is replaced anyway).
+void report_cuda_cleanup_failure(CUresult code, const char* expr, const char* file,
+                                 int line) noexcept;
+
+#define KJ_CU_CLEANUP(expr) KJ_CU_CHECKED_(expr, ::kj::report_cuda_cleanup_failure)
 
 // Whether a CUDA driver and at least one device are usable here (false on CI machines), decided
 // once per process (dlopen, symbols, cuInit, a device). why_not: "libcuda.so.1 not found: ...",

@@ -22,9 +22,8 @@ namespace kj {
 
 // A construct the host backend cannot run: "unsupported on host backend: inline PTX (asm) at
 // cand.cu:12". Never a wrong verdict: the caller reports it as such.
-class UnsupportedOnHost : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
+class UnsupportedOnHost : public ErrorOfKind<ErrorKind::unsupported> {
+  using ErrorOfKind::ErrorOfKind;
 };
 
 // The source as the host compiler compiles it: each `__shared__` declaration replaced, on its
@@ -37,17 +36,15 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
 
 // The candidate's host build ran past its deadline or its memory cap: the candidate's
 // compile_error, naming the limit.
-class HostCompileLimit : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
+class HostCompileLimit : public ErrorOfKind<ErrorKind::candidate> {
+  using ErrorOfKind::ErrorOfKind;
 };
 
 // A shared object that would run code of the source's as it is loaded, before the worker's
 // confinement could matter: a static constructor or destructor, an initialiser array, an ifunc
 // resolver. The candidate's forbidden_construct.
-class HostLoadTimeCode : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
+class HostLoadTimeCode : public ErrorOfKind<ErrorKind::candidate> {
+  using ErrorOfKind::ErrorOfKind;
 };
 
 struct HostCompileOptions {

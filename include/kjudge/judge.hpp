@@ -41,7 +41,7 @@ struct CaseCacheStats {
 std::shared_ptr<CaseCache> make_case_cache(std::uint64_t max_bytes);
 CaseCacheStats case_cache_stats(const CaseCache& cache);
 
-// Worker processes started ahead of need (src/judge/spare_workers.hpp): a long-lived judge
+// Worker processes started ahead of need (src/worker/spare_workers.hpp): a long-lived judge
 // gives each check a worker already past its process start and CUDA context, and starts the next
 // one while the check runs. A worker serves one check only.
 class SpareWorkers;
@@ -51,7 +51,7 @@ struct SpareWorkerStats {
 std::shared_ptr<SpareWorkers> make_spare_workers();
 SpareWorkerStats spare_worker_stats(const SpareWorkers& spares);
 
-// The GPU bench's timing loop (judge/timing.hpp): per timed case, a time-based warm-up, then
+// The GPU bench's timing loop (judge/cuda/timing_loop.hpp): per timed case, a time-based warm-up, then
 // rounds of samples until both medians (candidate and reference) are steady, with every
 // sample's outputs judged. The defaults are nvbench's stopping rule.
 struct TimingOptions {
@@ -93,7 +93,7 @@ struct CheckOptions {
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;
   // Bench (CUDA): once every case passed, the timing loop on the first case of each public
-  // shape set (judge/timing.hpp); the verdict gets runtimes, floor and resources.
+  // shape set (judge/cuda/timing_loop.hpp); the verdict gets runtimes, floor and resources.
   std::optional<TimingOptions> gpu_timing;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID
@@ -169,49 +169,9 @@ struct CompareFiles {
 };
 Verdict compare_files(const CompareFiles& request);
 
-// The worker process's main loop on an inherited socket (`kjudge --worker --fd N --device D`);
-// returns the process exit code: 0 when the oracle closed the socket or said "exit", 1 after a
-// sticky CUDA error, 3 when the worker could not start or refused the device.
-int worker_main(int socket_fd, int device = 0);
-
-// The compile-only worker (`kjudge --worker --compile-only --fd N --memory-mb M`): caps its own
-// address space at `memory_cap_bytes` (0: no cap), greets, compiles one "compile" request with
-// NVRTC (no CUDA context is ever made here) and replies with the module or a compile_error.
-// Returns 0 after replying or when the oracle closed the socket, 3 when it cannot start.
-int compile_worker_main(int socket_fd, std::uint64_t memory_cap_bytes);
-
-// The host backend's worker (`kjudge --worker --host --fd N --arena-fd M --module-dir D`):
-// confines itself (confine_host_worker: D, the module cache, is all it may read), then loads a
-// candidate's shared object from D and runs it on the shared arena M. Its greeting is an error
-// naming the mechanism when the confinement is incomplete. Returns 0 when the oracle is done
-// with it, 3 on a protocol fault or an incomplete confinement.
-int host_worker_main(int socket_fd, int arena_fd, const std::string& module_dir);
-
 // Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
 // next to the executable (../include, ../../include for a build tree, ../share/kjudge/include
 // installed), then the source tree kjudge was built from. Empty when none holds it.
 std::filesystem::path find_kjudge_include(const std::filesystem::path& self_exe);
-
-// Test switches: KJ_TEST_DISABLE=poison,redzone,... turns a defence off so its test can show the
-// trap passing without it. Names:
-//   isolation   the worker runs inside the oracle's process (buffers as device pointers of the
-//               shared context, no IPC, no watchdog; a crash ends the check), and the
-//               reference's outputs stay allocated there while the candidate runs
-//   redzone     no red zones around the worker's buffers, no oob_write check
-//   poison      outputs and scratch not filled before the launches, no unwritten_output check
-//   input_hash  the worker's input copies are not compared with the master
-//   rerun       one run per case: no nondeterministic check, unwritten judged on one run
-//   static_scan the candidate's PTX and source are not scanned (kjudge/scan.hpp): no
-//               forbidden_construct
-//   regenerate  the GPU bench gives every input set the check's inputs on every visit (a
-//               kernel that replays answers by pointer gets away)
-// check() refuses (ERROR(internal)) a name it does not know, so a typo cannot leave a test's
-// defence silently on.
-bool defence_disabled(std::string_view name);
-// Switches are refused (check() and bench() give ERROR naming them) unless the process allowed
-// them: the CLI's --unsafe-test-switches, or a test. serve never does. Any in force is listed
-// in the verdict (Verdict::defences_disabled).
-void allow_test_switches(bool allowed);
-bool test_switches_allowed();
 
 }  // namespace kj

@@ -15,19 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "kjudge/error.hpp"
+
 namespace kj {
-
-// A compile that failed for a reason of the source (the candidate's fault: compile_error).
-class CompileError : public std::runtime_error {
-public:
-  CompileError(std::string message, std::string log)
-      : std::runtime_error(std::move(message)), log_(std::move(log)) {}
-  // NVRTC's log, trimmed to the first errors (a few dozen lines at most).
-  const std::string& log() const { return log_; }
-
-private:
-  std::string log_;
-};
 
 struct CompileOptions {
   int arch = 90;                        // sm_XX of the CUBIN and of the PTX

@@ -79,8 +79,8 @@ double ulp_distance(DType t, double a, double b);
 
 using Shape = std::vector<std::int64_t>;
 
-// Product of the dims; throws SpecError-free std::overflow_error on 64-bit overflow or a
-// negative dim, so callers can attach a location.
+// Product of the dims; throws SizeOverflow (kjudge/error.hpp) on 64-bit overflow or a negative
+// dim, so callers can attach a location.
 std::int64_t checked_numel(const Shape& shape);
 // Bytes of a dense tensor of this dtype and shape (checked_numel's throws).
 std::size_t tensor_bytes(DType dtype, const Shape& shape);

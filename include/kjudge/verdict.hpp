@@ -225,7 +225,8 @@ struct Manifest {
   std::string candidate;
   std::string candidate_hash;
   std::string backend;   // "cuda" | "host" | "files"
-  std::string trust;     // "device" | "host"
+  std::string trust;     // "cuda" | "host": whose observation the verdict is (a GPU's, or
+                         // the CPU emulation's)
   std::string nvrtc_version, driver_version, gpu, clocks;  // empty where not applicable
   // The cases run where they are fewer than the plan's (the host backend's budget), in words;
   // empty when every planned case ran.

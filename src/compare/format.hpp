@@ -1,6 +1,6 @@
 // What the comparator's two halves share for their findings: how values, indices, counts and
 // percentages read in a message, the log error ratio's clamp, and the SpecError of a bad policy.
-// compare.cpp (the policies judged on the host element by element) and pass.cpp (the policies
+// policies.cpp (the policies judged on the host element by element) and pass.cpp (the policies
 // judged from one pass, on the host or the GPU) write their messages with these.
 #pragma once
 
@@ -18,13 +18,13 @@
 
 namespace kj::compare_format {
 
-inline constexpr double k_inf = std::numeric_limits<double>::infinity();
-inline constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // log_error_ratio is clamped to this range: log10(0) for an error-free output would be -inf,
 // and a non-finite failure has no finite ratio; JSON and rewards need finite numbers.
-inline constexpr double k_log_ratio_min = -12.0;
-inline constexpr double k_log_ratio_max = 12.0;
-inline constexpr std::size_t k_report_max = 10; // first mismatches and worst slices kept
+inline constexpr double kLogRatioMin = -12.0;
+inline constexpr double kLogRatioMax = 12.0;
+inline constexpr std::size_t kReportMax = 10; // first mismatches and worst slices kept
 
 [[noreturn]] inline void spec_fail(const OutputSpec& spec, const std::string& what) {
   throw SpecError(spec.where, fmt::format("output '{}': {}", spec.name, what));
@@ -33,21 +33,21 @@ inline constexpr std::size_t k_report_max = 10; // first mismatches and worst sl
 // error / allowed, with 0 for no error and Inf for an error where nothing (or NaN) is allowed;
 // a NaN error is the worst case.
 inline double safe_ratio(double error, double allowed) {
-  if (std::isnan(error)) return k_inf;
+  if (std::isnan(error)) return kInf;
   if (error == 0) return 0;
-  if (!(allowed > 0)) return k_inf;
+  if (!(allowed > 0)) return kInf;
   return error / allowed;
 }
 
 inline double clamp_log_ratio(double ratio) {
-  if (!(ratio > 0)) return k_log_ratio_min;
-  return std::clamp(std::log10(ratio), k_log_ratio_min, k_log_ratio_max);
+  if (!(ratio > 0)) return kLogRatioMin;
+  return std::clamp(std::log10(ratio), kLogRatioMin, kLogRatioMax);
 }
 
 // The finding's log10(error / allowed): +max for a non-finite failure, and its sign always the
 // verdict's (<= 0 passes), whatever rounding did.
 inline double log_error_ratio(double ratio, bool nonfinite_failure, bool pass) {
-  double l = nonfinite_failure ? k_log_ratio_max : clamp_log_ratio(ratio);
+  double l = nonfinite_failure ? kLogRatioMax : clamp_log_ratio(ratio);
   if (pass)
     l = std::min(l, 0.0);
   else if (!(l > 0))

@@ -22,13 +22,13 @@ using detail::compare_params;
 
 namespace {
 
-constexpr int k_threads = detail::cmp_threads;
-constexpr int k_per_thread = detail::cmp_per_thread;
+constexpr int kThreads = detail::cmp_threads;
+constexpr int kPerThread = detail::cmp_per_thread;
 
 // Element i of a tensor as a double (HostTensor::get's value; f32 and f64 read directly), NaN
 // for a missing tensor.
 double read_or_nan(const HostTensor* t, std::int64_t i) {
-  if (!t) return k_nan;
+  if (!t) return kNaN;
   if (t->dtype() == DType::f32) return static_cast<double>(t->data<float>()[i]);
   if (t->dtype() == DType::f64) return t->data<double>()[i];
   return t->get(i);
@@ -177,16 +177,16 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
 
   std::vector<cmp_stats> chunks(static_cast<std::size_t>(p.chunks));
   // One lane per device thread, each taking its elements in the device's order (lane t: the
-  // chunk's elements t, t + k_threads, ...), so the sums add in the same order.
-  std::vector<detail::cmp_lane> lanes(k_threads);
+  // chunk's elements t, t + kThreads, ...), so the sums add in the same order.
+  std::vector<detail::cmp_lane> lanes(kThreads);
   const bool scaled = detail::scaled_sums(p);
   std::vector<double> terms(3 * static_cast<std::size_t>(detail::cmp_chunk));
-  std::vector<double> lane_e(k_threads), lane_r(k_threads), lane_g(k_threads);
+  std::vector<double> lane_e(kThreads), lane_r(kThreads), lane_g(kThreads);
   for (std::int64_t c = 0; c < p.chunks; ++c) {
     const std::int64_t s = c / p.chunks_per_slice;
     const std::int64_t q0 = (c % p.chunks_per_slice) * detail::cmp_chunk;
     const std::int64_t q1 = std::min(q0 + detail::cmp_chunk, p.slice_len);
-    const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : k_nan;
+    const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : kNaN;
     cmp_stats& st = chunks[static_cast<std::size_t>(c)];
     detail::empty_stats(st);
     for (detail::cmp_lane& lane : lanes)
@@ -197,7 +197,7 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
       const ElementValues v = at(flat);
       const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
       unsigned int keys[detail::cmp_histograms];
-      detail::lane_add(p, lanes[k % k_threads], el, v.c, k, flat, static_cast<int>(k / k_threads),
+      detail::lane_add(p, lanes[k % kThreads], el, v.c, k, flat, static_cast<int>(k / kThreads),
                        scaled, &terms[3 * static_cast<std::size_t>(k)],
                        histograms ? keys : nullptr);
       // The histograms' counts, in any order.
@@ -241,11 +241,11 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
     const long long ee = detail::chunk_exponent(p, st.max_e), er = detail::chunk_exponent(p, st.max_r),
                     eg = detail::chunk_exponent(p, st.max_g);
     const std::int64_t count_in_chunk = q1 - q0;
-    for (int t = 0; t < k_threads; ++t) {
+    for (int t = 0; t < kThreads; ++t) {
       const detail::cmp_lane& lane = lanes[static_cast<std::size_t>(t)];
       double se = lane.sum_e, sr = lane.sum_r, sg = lane.sum_g;
-      for (int j = 0; scaled && j < k_per_thread; ++j) {
-        const std::int64_t k = static_cast<std::int64_t>(j) * k_threads + t;
+      for (int j = 0; scaled && j < kPerThread; ++j) {
+        const std::int64_t k = static_cast<std::int64_t>(j) * kThreads + t;
         if (k >= count_in_chunk) break;
         const double* tm = &terms[3 * static_cast<std::size_t>(k)];
         if (tm[0] > 0.0) se = se + detail::scaled_square(tm[0], ee);
@@ -289,7 +289,7 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
     out.whole.first_count = 0;
     for (std::int64_t flat = 0; flat < p.n && out.whole.first_count < detail::cmp_first_max; ++flat) {
       const std::int64_t s = (flat / l.inner) % l.extent;
-      const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : k_nan;
+      const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : kNaN;
       const ElementValues v = at(flat);
       const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
       if (el.status == detail::st_fail_nonfinite || el.status == detail::st_fail_mismatch || el.bad)
@@ -304,7 +304,7 @@ ErrorStats HostPassSource::exact_statistics(const compare_params& p) {
   std::vector<double> a, rel, u;
   for (std::int64_t i = 0; i < p.n; ++i) {
     const ElementValues v = at(i);
-    const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, k_nan);
+    const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, kNaN);
     if (el.status != detail::st_judged || !detail::is_finite_hd(el.x)) continue;
     double x, y, z;
     detail::error_statistics(p.dtype, v.c, el.x, detail::expected_in_dtype(p), &x, &y, &z);
@@ -406,7 +406,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
   cmp_severity worst = w.worst, worst_bad = w.worst_bad;
 
   if (p.policy == detail::cmp_relative) {
-    const bool k_given = policy.k.has_value();
+    const bool kGiven = policy.k.has_value();
     const double k = policy.k.value_or(default_relative_k(t));
     const bool sliced = l.axis >= 0;
     const RelBound wb = rel_bound(w, t, k);
@@ -425,7 +425,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
     std::stable_sort(failing.begin(), failing.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     f.failed_slice_count = static_cast<std::int64_t>(failing.size());
-    for (std::size_t j = 0; j < failing.size() && j < k_report_max; ++j) {
+    for (std::size_t j = 0; j < failing.size() && j < kReportMax; ++j) {
       const RelBound& b = sb[static_cast<std::size_t>(failing[j].second)];
       f.failed_slices.push_back({failing[j].second, b.max_e, b.max_bound, b.rms_e, b.rms_bound});
     }
@@ -463,7 +463,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
       // largest error relative to its slice's bound (within a slice, the largest error).
       worst = detail::no_severity();
       const long long first_fail = std::min(w.first_nonfinite, w.first_mismatch);
-      if (first_fail != detail::cmp_none) worst = {first_fail, 1, k_inf, k_inf};
+      if (first_fail != detail::cmp_none) worst = {first_fail, 1, kInf, kInf};
       for (std::size_t s = 0; s < groups.size(); ++s) {
         const cmp_stats& g = *groups[s];
         if (g.judged == 0) continue;
@@ -478,7 +478,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
     f.bound.source = fmt::format(
         "k={} ({}) x max(max|ref-golden|={:.3g}, floor 1 ulp {} at max|golden|={:.3g}: {:.3g}); "
         "rms: k x max(rms|ref-golden|={:.3g}, floor 1 ulp {} at rms(golden)={:.3g}: {:.3g})",
-        k, k_given ? "given" : dt + " default", wb.max_r, dt, wb.max_g, wb.floor, wb.rms_r, dt,
+        k, kGiven ? "given" : dt + " default", wb.max_r, dt, wb.max_g, wb.floor, wb.rms_r, dt,
         wb.rms_g, wb.floor_rms);
     if (sliced)
       f.bound.source +=
@@ -536,8 +536,8 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
         f.bound.source = fmt::format("{} as given, {}: {}", policy.rtol ? "rtol" : "atol",
                                      policy.rtol ? "atol" : "rtol", defaults);
       f.bound.source += "; |c - e| <= atol + rtol*|e| elementwise";
-      f.bound.max_bound = k_nan;
-      f.bound.rms_bound = k_nan;
+      f.bound.max_bound = kNaN;
+      f.bound.rms_bound = kNaN;
       r.pass_detail = fmt::format("{} within {}", plural(n, "element", "elements"), f.bound.policy);
     } else if (p.policy == detail::cmp_ulp) {
       const bool golden = policy.expected == Expected::golden;
@@ -546,13 +546,13 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
                                    p.max_ulps, dt, golden ? "golden" : "reference",
                                    golden ? " (rounded to " + dt + ")" : "");
       f.bound.max_bound = p.max_ulps;
-      f.bound.rms_bound = k_nan;
+      f.bound.rms_bound = kNaN;
       r.pass_detail = fmt::format("{} within {} (max {} ulp)", plural(n, "element", "elements"),
                                   f.bound.policy, max_e);
     } else {
       const bool strict = p.strict_zero != 0;
       const bool golden = policy.expected == Expected::golden;
-      r.ratio = r.pass ? 0 : k_inf;
+      r.ratio = r.pass ? 0 : kInf;
       f.bound.policy = strict ? "exact(signed_zero = \"strict\")" : "exact";
       f.bound.source = fmt::format(
           "bit-identical to the {} (NaN payloads canonicalised; {})",
@@ -567,7 +567,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
 
   // Elements named in the finding, read back from where the tensors are.
   auto bound_at = [&](std::int64_t flat) {
-    if (r.bounds.empty()) return k_nan;
+    if (r.bounds.empty()) return kNaN;
     if (r.bounds.size() == 1) return r.bounds[0];
     return r.bounds[static_cast<std::size_t>((flat / l.inner) % l.extent)];
   };
@@ -587,7 +587,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
     } else {
       e.expected = p.has_golden != 0 ? detail::round_to_hd(p.dtype, v.g) : v.r;
       e.error = std::fabs(v.c - e.expected);
-      e.allowed = k_nan;
+      e.allowed = kNaN;
     }
     return e;
   };

@@ -34,26 +34,26 @@ double value_of(std::uint64_t k) {
   return std::bit_cast<double>((k >> 63) != 0 ? k & ~(std::uint64_t{1} << 63) : ~k);
 }
 
-constexpr int k_digit_bits = 16;
-constexpr std::size_t k_buckets = std::size_t{1} << k_digit_bits;
-constexpr std::size_t k_small = 4096; // below this, plain nth_element
+constexpr int kDigitBits = 16;
+constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+constexpr std::size_t kSmall = 4096; // below this, plain nth_element
 
 // The key of rank `rank` (0-based, ascending) among keys, which it reorders: each pass counts
 // one 16-bit digit below `shift` and keeps only the bucket holding the rank at the front.
 std::uint64_t select_key(std::vector<std::uint64_t>& keys, std::size_t rank, int shift) {
-  std::vector<std::size_t> count(k_buckets);
+  std::vector<std::size_t> count(kBuckets);
   std::size_t size = keys.size();
-  for (; shift >= 0 && size > k_small; shift -= k_digit_bits) {
+  for (; shift >= 0 && size > kSmall; shift -= kDigitBits) {
     std::fill(count.begin(), count.end(), 0);
     for (std::size_t i = 0; i < size; ++i)
-      ++count[(keys[i] >> shift) & (k_buckets - 1)];
+      ++count[(keys[i] >> shift) & (kBuckets - 1)];
     std::size_t b = 0;
     while (rank >= count[b])
       rank -= count[b++];
     if (count[b] == size) continue; // one bucket holds them all: nothing to drop
     std::size_t kept = 0;
     for (std::size_t i = 0; i < size; ++i)
-      if (((keys[i] >> shift) & (k_buckets - 1)) == b) keys[kept++] = keys[i];
+      if (((keys[i] >> shift) & (kBuckets - 1)) == b) keys[kept++] = keys[i];
     size = kept;
   }
   const auto first = keys.begin();
@@ -96,16 +96,16 @@ Percentiles exact_percentiles_in_place(std::vector<double>& values) {
   for (double& v : values)
     if (std::isnan(v)) v = std::numeric_limits<double>::infinity();
   const std::size_t n = values.size();
-  if (n <= k_small) return small_percentiles(values);
+  if (n <= kSmall) return small_percentiles(values);
 
   // Large inputs: repeated nth_element over millions of doubles took most of the comparator's
   // time, so select by radix instead. One pass counts the top 16 bits of every key and keeps
   // each bucket's smallest and largest key; a rank whose bucket holds one value (all-zero
   // errors, the common case) is answered from that, otherwise the bucket's keys are gathered
   // and narrowed further by select_key.
-  std::vector<std::size_t> count(k_buckets, 0);
-  std::vector<std::uint64_t> lo(k_buckets, ~std::uint64_t{0}), hi(k_buckets, 0);
-  const int top = 64 - k_digit_bits;
+  std::vector<std::size_t> count(kBuckets, 0);
+  std::vector<std::uint64_t> lo(kBuckets, ~std::uint64_t{0}), hi(kBuckets, 0);
+  const int top = 64 - kDigitBits;
   for (const double v : values) {
     const std::uint64_t k = key_of(v);
     const std::size_t b = static_cast<std::size_t>(k >> top);
@@ -135,12 +135,12 @@ Percentiles exact_percentiles_in_place(std::vector<double>& values) {
       const std::uint64_t k = key_of(v);
       if ((k >> top) == bucket[q]) keys.push_back(k);
     }
-    result[q] = value_of(select_key(keys, rank_in[q], top - k_digit_bits));
+    result[q] = value_of(select_key(keys, rank_in[q], top - kDigitBits));
   }
   p.p50 = result[0];
   p.p99 = result[1];
   p.p999 = result[2];
-  std::size_t b = k_buckets - 1;
+  std::size_t b = kBuckets - 1;
   while (count[b] == 0)
     --b;
   p.max = value_of(hi[b]);

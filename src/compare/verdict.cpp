@@ -21,7 +21,7 @@ struct ReasonInfo {
 };
 
 // One table so that name and parse can never disagree.
-constexpr std::array<ReasonInfo, 16> k_reasons{{
+constexpr std::array<ReasonInfo, 16> kReasons{{
     {Reason::none, "none"},
     {Reason::compile_error, "compile_error"},
     {Reason::launch_error, "launch_error"},
@@ -41,7 +41,7 @@ constexpr std::array<ReasonInfo, 16> k_reasons{{
 }};
 
 // docs/design.md's precedence list, highest first.
-constexpr std::array<Reason, 8> k_precedence{
+constexpr std::array<Reason, 8> kPrecedence{
     Reason::crash,
     Reason::timeout,
     Reason::oob_write,
@@ -55,13 +55,13 @@ constexpr std::array<Reason, 8> k_precedence{
 } // namespace
 
 std::string_view reason_name(Reason r) {
-  for (const auto& info : k_reasons)
+  for (const auto& info : kReasons)
     if (info.reason == r) return info.name;
   return "internal"; // unreachable for a valid enum value
 }
 
 std::optional<Reason> parse_reason(std::string_view name) {
-  for (const auto& info : k_reasons)
+  for (const auto& info : kReasons)
     if (info.name == name) return info.reason;
   return std::nullopt;
 }
@@ -118,8 +118,8 @@ int reason_rank(Reason r) {
   if (r == Reason::none) return 1000;
   if (r == Reason::internal) return 0;
   if (r == Reason::spec_error) return 1;
-  for (std::size_t i = 0; i < k_precedence.size(); ++i)
-    if (k_precedence[i] == r) return 100 + static_cast<int>(i);
+  for (std::size_t i = 0; i < kPrecedence.size(); ++i)
+    if (kPrecedence[i] == r) return 100 + static_cast<int>(i);
   return 2 + static_cast<int>(r);
 }
 

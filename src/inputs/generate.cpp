@@ -244,7 +244,7 @@ HostTensor generate_input(const InputSpec& spec, const Shape& shape, StreamId st
   HostTensor out;
   try {
     out = HostTensor(spec.dtype, shape);
-  } catch (const std::overflow_error& e) {
+  } catch (const SizeOverflow& e) {
     throw SpecError(spec.where, fmt::format("input '{}': {}", spec.name, e.what()));
   }
   const std::int64_t numel = out.numel();

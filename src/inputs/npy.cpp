@@ -262,7 +262,7 @@ HostTensor read_npy(const std::filesystem::path& path) {
   std::int64_t numel = 0;
   try {
     numel = checked_numel(h.shape);
-  } catch (const std::overflow_error&) {
+  } catch (const SizeOverflow&) {
     fail(path, fmt::format("shape {} has more elements than fit in 64 bits", shape_string(h.shape)));
   }
   const std::size_t item = dtype_size(h.dtype);

@@ -1,7 +1,7 @@
 // kj::bench (kjudge/judge.hpp): `kjudge bench`, and the verdict of a candidate that does not
 // load, which check, bench and serve callers share. The timing rides on the check's own path:
 // on the GPU the timing loop runs in the check once every case passed (CheckOptions::gpu_timing,
-// judge/timing.hpp); on the host backend the timed runs are made like the two judged runs of a
+// judge/cuda/timing_loop.hpp); on the host backend the timed runs are made like the two judged runs of a
 // case (CheckOptions::timed_runs). Either way every timed output is judged, so a time is only
 // ever a time of right answers. Here: the choice of backend and the verdict's runtime figures
 // from the cases' timings.

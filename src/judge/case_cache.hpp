@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "judge/oracle.hpp"
+#include "judge/case_oracle.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/judge.hpp"
 

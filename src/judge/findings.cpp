@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "judge/limits.hpp"
+#include "judge/defences.hpp"
 
 namespace kj::judge {
 

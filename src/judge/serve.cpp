@@ -24,8 +24,8 @@ using nlohmann::json;
 namespace {
 
 // A request that cannot be carried out as written.
-struct BadRequest : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct BadRequest : ErrorOfKind<ErrorKind::spec> {
+  using ErrorOfKind::ErrorOfKind;
 };
 
 const std::set<std::string>& known_fields() {
@@ -88,83 +88,104 @@ const Problem& Judge::problem(const fs::path& path) {
   return slot->problem;
 }
 
+namespace {
+
+// What a request asks, read and checked field by field (a BadRequest names the first field that
+// is wrong).
+struct CheckRequest {
+  std::string op = "check";
+  std::string problem;
+  std::optional<std::string> candidate_path, source;
+  std::string name;  // the candidate's, as the verdict names it
+  CheckOptions options;
+  int runs = 10;
+  TimingOptions timing; // the GPU bench's loop, as `kjudge bench --min-time ...` sets it
+  ReportOptions report;
+};
+
+CheckRequest read_request(const json& request, const CheckOptions& defaults) {
+  if (!request.is_object()) throw BadRequest("a request is a JSON object");
+  for (const auto& [key, value] : request.items())
+    if (!known_fields().contains(key)) throw BadRequest(fmt::format("unknown field '{}'", key));
+  CheckRequest r;
+  r.op = field<std::string>(request, "op", "a string").value_or("check");
+  if (r.op != "check" && r.op != "bench")
+    throw BadRequest(fmt::format("op '{}' is neither \"check\" nor \"bench\"", r.op));
+  const auto problem_path = field<std::string>(request, "problem", "a string");
+  if (!problem_path) throw BadRequest("field 'problem' is missing (a problem folder)");
+  r.problem = *problem_path;
+  r.candidate_path = field<std::string>(request, "candidate", "a string");
+  r.source = field<std::string>(request, "source", "a string");
+  if (r.candidate_path.has_value() == r.source.has_value())
+    throw BadRequest("give the candidate as 'candidate' (a path) or as 'source' (its text), "
+                     "one of the two");
+  r.name = r.candidate_path
+               ? *r.candidate_path
+               : field<std::string>(request, "name", "a string").value_or("candidate.cu");
+
+  CheckOptions& o = r.options;
+  o = defaults;
+  if (const auto b = field<std::string>(request, "backend", "a string")) {
+    const auto backend = parse_backend(*b);
+    if (!backend) throw BadRequest(fmt::format("backend '{}' is not auto, cuda or host", *b));
+    o.backend = *backend;
+  }
+  if (const auto c = field<std::string>(request, "case", "a string")) o.only_case = *c;
+  o.fail_fast = field<bool>(request, "fail_fast", "true or false").value_or(o.fail_fast);
+  o.exact_bounds = field<bool>(request, "exact_bounds", "true or false").value_or(o.exact_bounds);
+  o.exact_percentiles =
+      field<bool>(request, "exact_percentiles", "true or false").value_or(o.exact_percentiles);
+  o.race_detection =
+      field<bool>(request, "race_detection", "true or false").value_or(o.race_detection);
+  r.runs = field<int>(request, "runs", "a number").value_or(10);
+  if (r.runs < 1) throw BadRequest("field 'runs' must be at least 1");
+  auto seconds = [&](const char* name, double& into) {
+    if (const auto v = field<double>(request, name, "a number of seconds")) {
+      if (!(*v >= 0 && *v <= 3600))
+        throw BadRequest(fmt::format("field '{}' must be 0 to 3600 seconds", name));
+      into = *v;
+    }
+  };
+  seconds("min_time", r.timing.min_time_s);
+  seconds("max_time", r.timing.max_time_s);
+  if (const auto v = field<double>(request, "noise", "a number")) {
+    if (!(*v > 0 && *v < 1)) throw BadRequest("field 'noise' must be between 0 and 1");
+    r.timing.noise = *v;
+  }
+  if (const auto v = field<int>(request, "rotation", "a number")) {
+    if (*v < 1 || *v > 8) throw BadRequest("field 'rotation' must be 1 to 8");
+    r.timing.rotation = *v;
+  }
+  r.report.redact_hidden = field<bool>(request, "redact_hidden", "true or false").value_or(false);
+  return r;
+}
+
+} // namespace
+
 json Judge::handle(const json& request) {
   const json id = request.is_object() && request.contains("id") ? request["id"] : json(nullptr);
   try {
-    if (!request.is_object()) throw BadRequest("a request is a JSON object");
-    for (const auto& [key, value] : request.items())
-      if (!known_fields().contains(key)) throw BadRequest(fmt::format("unknown field '{}'", key));
-    const std::string op = field<std::string>(request, "op", "a string").value_or("check");
-    if (op != "check" && op != "bench")
-      throw BadRequest(fmt::format("op '{}' is neither \"check\" nor \"bench\"", op));
-    const auto problem_path = field<std::string>(request, "problem", "a string");
-    if (!problem_path) throw BadRequest("field 'problem' is missing (a problem folder)");
-    const auto candidate_path = field<std::string>(request, "candidate", "a string");
-    const auto source = field<std::string>(request, "source", "a string");
-    if (candidate_path.has_value() == source.has_value())
-      throw BadRequest("give the candidate as 'candidate' (a path) or as 'source' (its text), "
-                       "one of the two");
-
-    CheckOptions o = options_.defaults;
-    if (const auto b = field<std::string>(request, "backend", "a string")) {
-      const auto backend = parse_backend(*b);
-      if (!backend) throw BadRequest(fmt::format("backend '{}' is not auto, cuda or host", *b));
-      o.backend = *backend;
-    }
-    if (const auto c = field<std::string>(request, "case", "a string")) o.only_case = *c;
-    o.fail_fast = field<bool>(request, "fail_fast", "true or false").value_or(o.fail_fast);
-    o.exact_bounds = field<bool>(request, "exact_bounds", "true or false").value_or(o.exact_bounds);
-    o.exact_percentiles = field<bool>(request, "exact_percentiles", "true or false")
-                              .value_or(o.exact_percentiles);
-    o.race_detection =
-        field<bool>(request, "race_detection", "true or false").value_or(o.race_detection);
-    const int runs = field<int>(request, "runs", "a number").value_or(10);
-    if (runs < 1) throw BadRequest("field 'runs' must be at least 1");
-    // The GPU bench's timing loop, as `kjudge bench --min-time ...` sets it.
-    TimingOptions timing;
-    auto seconds = [&](const char* name, double& into) {
-      if (const auto v = field<double>(request, name, "a number of seconds")) {
-        if (!(*v >= 0 && *v <= 3600))
-          throw BadRequest(fmt::format("field '{}' must be 0 to 3600 seconds", name));
-        into = *v;
-      }
-    };
-    seconds("min_time", timing.min_time_s);
-    seconds("max_time", timing.max_time_s);
-    if (const auto v = field<double>(request, "noise", "a number")) {
-      if (!(*v > 0 && *v < 1)) throw BadRequest("field 'noise' must be between 0 and 1");
-      timing.noise = *v;
-    }
-    if (const auto v = field<int>(request, "rotation", "a number")) {
-      if (*v < 1 || *v > 8) throw BadRequest("field 'rotation' must be 1 to 8");
-      timing.rotation = *v;
-    }
-    ReportOptions report;
-    report.redact_hidden = field<bool>(request, "redact_hidden", "true or false").value_or(false);
-
-    const Problem& p = problem(*problem_path);
+    const CheckRequest r = read_request(request, options_.defaults);
+    const Problem& p = problem(r.problem);
     Verdict v;
     std::optional<Candidate> candidate;
-    const std::string name = candidate_path
-                                 ? *candidate_path
-                                 : field<std::string>(request, "name", "a string")
-                                       .value_or("candidate.cu");
     try {
-      if (candidate_path) {
+      if (r.candidate_path) {
         std::error_code ec;
-        if (!fs::is_regular_file(*candidate_path, ec))
-          throw BadRequest(fmt::format("candidate '{}': no such file", *candidate_path));
-        candidate = load_candidate(*candidate_path, p);
+        if (!fs::is_regular_file(*r.candidate_path, ec))
+          throw BadRequest(fmt::format("candidate '{}': no such file", *r.candidate_path));
+        candidate = load_candidate(*r.candidate_path, p);
       } else {
-        candidate = parse_candidate(*source, name, p);
+        candidate = parse_candidate(*r.source, r.name, p);
       }
     } catch (const SpecError& e) {
-      v = unloadable_candidate_verdict(p, name, e.what());
+      v = unloadable_candidate_verdict(p, r.name, e.what());
     }
     if (candidate)
-      v = op == "bench" ? bench(p, *candidate, BenchOptions{o, runs, timing}) : check(p, *candidate, o);
+      v = r.op == "bench" ? bench(p, *candidate, BenchOptions{r.options, r.runs, r.timing})
+                          : check(p, *candidate, r.options);
     v.manifest.kjudge_version = KJUDGE_VERSION;
-    return {{"id", id}, {"verdict", to_json(v, report)}};
+    return {{"id", id}, {"verdict", to_json(v, r.report)}};
   } catch (const BadRequest& e) {
     return error_answer(id, "bad_request", e.what());
   } catch (const SpecError& e) {

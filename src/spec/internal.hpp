@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "kjudge/spec.hpp"
@@ -74,6 +75,17 @@ const toml::array& need_array(const toml::node& node, const std::string& field,
                               const TomlContext& ctx);
 std::string need_string(const toml::node& node, const std::string& field, const TomlContext& ctx);
 bool need_bool(const toml::node& node, const std::string& field, const TomlContext& ctx);
+double need_number(const toml::node& node, const std::string& field, const TomlContext& ctx);
+std::int64_t need_integer(const toml::node& node, const std::string& field,
+                          const TomlContext& ctx);
+// A word of a closed set, read by `parse`; an unknown one is a SpecError listing `known`.
+template <class T>
+T need_word(const toml::node& node, const std::string& field, const TomlContext& ctx,
+            std::optional<T> (*parse)(std::string_view), std::string_view known) {
+  const std::string word = detail::need_string(node, field, ctx);
+  if (auto v = parse(word)) return *v;
+  ctx.fail(node, field, fmt::format("unknown value '{}' (known: {})", word, known));
+}
 // A required key; `owner` names the table for the "missing field" message.
 const toml::node& need_key(const toml::table& table, std::string_view key, const std::string& owner,
                            const TomlContext& ctx);

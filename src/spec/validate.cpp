@@ -85,7 +85,7 @@ void check_tensor_shape(const std::string& kind, const std::string& name, DType 
     faults.push_back({e.where().file.empty() ? where : e.where(),
                       fmt::format("shape of {} '{}' cannot be evaluated: {}", kind, name,
                                   e.bare_message())});
-  } catch (const std::exception& e) {  // checked_numel's overflow_error, a negative dim
+  } catch (const std::exception& e) {  // checked_numel's SizeOverflow, a negative dim
     faults.push_back(
         {where, fmt::format("shape of {} '{}' cannot be evaluated: {}", kind, name, e.what())});
   }

@@ -48,7 +48,7 @@ HostTensor::HostTensor(DType dtype, Shape shape)
   const std::size_t size = dtype_size(dtype_);
   const auto n = static_cast<std::size_t>(numel_);
   if (n > std::numeric_limits<std::size_t>::max() / size)
-    throw std::overflow_error(
+    throw SizeOverflow(
         fmt::format("a {} tensor of shape {} overflows the byte count", dtype_name(dtype_),
                     shape_string(shape_)));
   bytes_.assign(n * size, std::byte{0});

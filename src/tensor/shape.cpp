@@ -11,10 +11,10 @@ std::int64_t checked_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (const std::int64_t d : shape) {
     if (d < 0)
-      throw std::overflow_error(
+      throw SizeOverflow(
           fmt::format("negative dimension {} in shape {}", d, shape_string(shape)));
     if (__builtin_mul_overflow(n, d, &n))
-      throw std::overflow_error(
+      throw SizeOverflow(
           fmt::format("element count of shape {} overflows 64 bits", shape_string(shape)));
   }
   return n;

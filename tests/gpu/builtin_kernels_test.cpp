@@ -1,5 +1,5 @@
 // kjudge's builtin kernels. On the host (no GPU needed), the device code's own functions
-// (round_impl.hpp, builtin_kernels.cuh) against the host implementations they twin: rounding and
+// (dtype_bits_impl.hpp, builtin_kernels.cuh) against the host implementations they twin: rounding and
 // storing every dtype against HostTensor::set, widening against HostTensor::get over every bit
 // pattern of the narrow formats, and the per-element generator against generate_input; and the
 // kernels compile under NVRTC. On the GPU: generate is bit-identical to generate_input for every

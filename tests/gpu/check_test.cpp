@@ -23,6 +23,7 @@
 
 #include "gpu_test_support.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/test_switches.hpp"
 #include "kjudge/report.hpp"
 #include "kjudge/spec.hpp"
 
@@ -136,7 +137,7 @@ TEST_F(Check, VectorAddSolutionsPass) {
     EXPECT_GT(v.cases_total, 10);
     EXPECT_EQ(v.cases_passed, v.cases_total);
     EXPECT_EQ(v.manifest.backend, "cuda");
-    EXPECT_EQ(v.manifest.trust, "device");
+    EXPECT_EQ(v.manifest.trust, "cuda");
     EXPECT_FALSE(v.manifest.gpu.empty());
     EXPECT_FALSE(v.manifest.nvrtc_version.empty());
     EXPECT_EQ(v.manifest.candidate_hash.size(), 64u);
@@ -258,7 +259,7 @@ TEST_F(Check, TheGpuComparatorsVerdictIsTheHosts) {
                         Pick{"softmax", "traps/zeros.cu"},
                         Pick{"softmax", "traps/no_max_subtraction.cu"},
                         Pick{"layernorm", "traps/eps_outside_sqrt.cu"},
-                        Pick{"matmul", "traps/k_tail_dropped.cu"},
+                        Pick{"matmul", "traps/kTailDropped.cu"},
                         Pick{"reduce_sum", "solutions/split_two_pass.cu"},
                         Pick{"relu", "traps/fmax_drops_nan.cu"}}) {
     CheckOptions on_host = options();

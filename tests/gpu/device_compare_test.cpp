@@ -25,9 +25,9 @@
 namespace kj {
 namespace {
 
-using test::k_inf;
-using test::k_nan;
-constexpr float k_inf_f = std::numeric_limits<float>::infinity();
+using test::kInf;
+using test::kNaN;
+constexpr float kInfF = std::numeric_limits<float>::infinity();
 
 std::uint64_t bits(double v) {
   return std::bit_cast<std::uint64_t>(v);
@@ -160,7 +160,7 @@ void near(const std::vector<double>& golden, unsigned seed, int max_ulps,
   for (std::size_t i = 0; i < golden.size(); ++i) {
     float f = static_cast<float>(golden[i]);
     for (int k = step(rng); k != 0; k += k > 0 ? -1 : 1)
-      f = std::nextafter(f, k > 0 ? k_inf_f : -k_inf_f);
+      f = std::nextafter(f, k > 0 ? kInfF : -kInfF);
     out[i] = f;
   }
 }
@@ -199,10 +199,10 @@ TEST_F(DeviceCompare, AllcloseAtTheBoundAndOneUlpPast) {
     expected[i] = e;
     // The largest float within |c - e| <= rtol*|e| and the next one past it.
     float c = e;
-    while (std::fabs(static_cast<double>(std::nextafter(c, k_inf_f)) - e) <= rtol * std::fabs(e))
-      c = std::nextafter(c, k_inf_f);
+    while (std::fabs(static_cast<double>(std::nextafter(c, kInfF)) - e) <= rtol * std::fabs(e))
+      c = std::nextafter(c, kInfF);
     at_bound[i] = c;
-    past[i] = i % 97 == 0 ? std::nextafter(c, k_inf_f) : c;
+    past[i] = i % 97 == 0 ? std::nextafter(c, kInfF) : c;
   }
   PolicySpec p = policy(PolicySpec::Kind::allclose, Expected::reference);
   p.rtol = rtol;
@@ -222,7 +222,7 @@ TEST_F(DeviceCompare, NanInfAndNegativeZeroInEveryRole) {
   // Every pair of special and ordinary values as (golden, candidate), the reference the
   // rounded golden, under each NaN rule and the exact policy's signed-zero rule.
   const std::vector<double> specials = {
-      k_nan, k_inf, -k_inf, 0.0, -0.0, 1.0, -1.5, 0x1p-149, 3.4028234663852886e38};
+      kNaN, kInf, -kInf, 0.0, -0.0, 1.0, -1.5, 0x1p-149, 3.4028234663852886e38};
   std::vector<double> g, c;
   for (double a : specials)
     for (double b : specials) {
@@ -295,9 +295,9 @@ TEST_F(DeviceCompare, F64ExtremesNarrowDtypesAndTheExactTier) {
   EXPECT_FALSE(both(tier).pass());
   Scenario no_golden{"reference only",
                      test::output(DType::f32, policy(PolicySpec::Kind::ulp, Expected::reference)),
-                     test::tensor(DType::f32, {3}, {1.0, 2.0, k_inf}),
+                     test::tensor(DType::f32, {3}, {1.0, 2.0, kInf}),
                      test::tensor(DType::f64, {3}, {0, 0, 0}),
-                     test::tensor(DType::f32, {3}, {1.0, 2.0, k_inf})};
+                     test::tensor(DType::f32, {3}, {1.0, 2.0, kInf})};
   no_golden.with_golden = false;
   EXPECT_TRUE(both(no_golden).pass());
 }
@@ -347,7 +347,7 @@ TEST_F(DeviceCompare, TheLeanF32PassAndTheChunksItHandsBackAgreeWithTheHost) {
         std::vector<double> c = kind == PolicySpec::Kind::allclose ? c_near : x;
         if (kind == PolicySpec::Kind::ulp) // within 4 ulps of x
           for (std::size_t i = 0; i < n; i += 5)
-            c[i] = std::nextafter(std::nextafter(static_cast<float>(x[i]), k_inf_f), k_inf_f);
+            c[i] = std::nextafter(std::nextafter(static_cast<float>(x[i]), kInfF), kInfF);
         Scenario s{"", test::output(DType::f32, p), test::tensor(DType::f32, shape, c),
                    test::tensor(DType::f64, shape, golden),
                    test::tensor(DType::f32, shape, reference)};
@@ -356,11 +356,11 @@ TEST_F(DeviceCompare, TheLeanF32PassAndTheChunksItHandsBackAgreeWithTheHost) {
                              against_golden ? "golden" : "reference", with_golden);
         EXPECT_TRUE(both(s).pass()) << s.name;
 
-        c[3 * chunk + 5] = k_nan;
-        c[7 * chunk + 100] = k_inf;
+        c[3 * chunk + 5] = kNaN;
+        c[7 * chunk + 100] = kInf;
         c[11 * chunk + 7] += 1.0;
         c[n - 1] = -3.0 * c[n - 1] - 1.0;
-        (against_golden ? golden : reference)[20 * chunk + 9] = against_golden ? 1e39 : k_inf;
+        (against_golden ? golden : reference)[20 * chunk + 9] = against_golden ? 1e39 : kInf;
         s.actual = test::tensor(DType::f32, shape, c);
         s.golden = test::tensor(DType::f64, shape, golden);
         s.reference = test::tensor(DType::f32, shape, reference);

@@ -7,11 +7,11 @@
 // generate_value + store_rounded is the same code on both sides, and the gpu_tests executable
 // runs it on the host against kj::generate_input, so the device logic is checked even where no
 // GPU is. The arithmetic is that of philox_impl.hpp, kjmath_impl.hpp (products through mul(),
-// never fused) and round_impl.hpp (integer operations on the bits), so the bits agree.
+// never fused) and dtype_bits_impl.hpp (integer operations on the bits), so the bits agree.
 #pragma once
 
 #include "kjudge/detail/philox_impl.hpp"
-#include "kjudge/detail/round_impl.hpp"
+#include "kjudge/detail/dtype_bits_impl.hpp"
 
 namespace kj::detail {
 

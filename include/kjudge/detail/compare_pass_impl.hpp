@@ -17,7 +17,7 @@
 // Compiled by the host compiler and NVRTC: builtin types only, no std:: call under NVRTC.
 #pragma once
 
-#include "kjudge/detail/round_impl.hpp"
+#include "kjudge/detail/dtype_bits_impl.hpp"
 
 namespace kj::detail {
 
@@ -53,7 +53,7 @@ constexpr long long cmp_empty_exponent = -100000;
 constexpr int cmp_relative = 0, cmp_allclose = 1, cmp_ulp = 2, cmp_exact = 3;
 // NaN rule codes in the order of kj::NanRule (spec.hpp).
 constexpr int cmp_nan_propagate = 0, cmp_nan_ignore = 1, cmp_nan_exempt = 2;
-// What the non-finite rules made of an element (compare.cpp's Status, same order).
+// What the non-finite rules made of an element (compare_internal.hpp's Status, same order).
 constexpr int st_judged = 0, st_settled = 1, st_excused = 2, st_overflow = 3,
               st_fail_nonfinite = 4, st_fail_mismatch = 5;
 

@@ -38,12 +38,12 @@ const std::vector<std::string>& kernel_names() {
   return names;
 }
 
-constexpr std::size_t k_hist_bytes = static_cast<std::size_t>(detail::cmp_histograms) *
+constexpr std::size_t kHistBytes = static_cast<std::size_t>(detail::cmp_histograms) *
                                      detail::cmp_hist_bins * sizeof(unsigned long long);
-constexpr unsigned k_hist_shared = static_cast<unsigned>(detail::cmp_histograms) *
+constexpr unsigned kHistShared = static_cast<unsigned>(detail::cmp_histograms) *
                                    detail::cmp_hist_words * sizeof(unsigned int);
 // Blocks of the lean pass per SM (its __launch_bounds__).
-constexpr int k_lean_blocks_per_sm = 2;
+constexpr int kLeanBlocksPerSm = 2;
 
 } // namespace
 
@@ -159,8 +159,8 @@ public:
     }
     unsigned long long* hist_ptr = nullptr;
     if (histograms) {
-      DeviceComparator::Impl::grow(d.hist, k_hist_bytes);
-      fill_bytes(d.hist.ptr(), 0, k_hist_bytes, s_);
+      DeviceComparator::Impl::grow(d.hist, kHistBytes);
+      fill_bytes(d.hist.ptr(), 0, kHistBytes, s_);
       hist_ptr = reinterpret_cast<unsigned long long*>(d.hist.ptr());
     }
     compare_params params = p;
@@ -181,7 +181,7 @@ public:
       const void* expected = params.has_golden != 0 ? static_cast<const void*>(golden) : reference;
       void* lean_args[] = {&params, &actual_f32, &expected, &redo_ptr, &chunks, &hist_ptr};
       LaunchDims lean_dims;
-      const long long lean_blocks = std::min(p.chunks, k_lean_blocks_per_sm * sms);
+      const long long lean_blocks = std::min(p.chunks, kLeanBlocksPerSm * sms);
       lean_dims.grid = {static_cast<unsigned>(lean_blocks), 1, 1};
       lean_dims.block = {static_cast<unsigned>(detail::cmp_threads), 1, 1};
       lean_dims.shared_bytes = histograms ? detail::cmp_lean_shared_bytes : 0;
@@ -192,7 +192,7 @@ public:
     LaunchDims dims;
     dims.grid = {static_cast<unsigned>(std::min(p.chunks, sms)), 1, 1};
     dims.block = {static_cast<unsigned>(detail::cmp_threads), 1, 1};
-    dims.shared_bytes = histograms ? k_hist_shared : 0;
+    dims.shared_bytes = histograms ? kHistShared : 0;
     launch_kernel(d.judge_for(p), dims, args, s_);
 
     const SliceLayout l = slice_layout(*in_.spec, in_.shape);

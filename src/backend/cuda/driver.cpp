@@ -2,6 +2,8 @@
 // context with its device facts and stream, device memory, libraries loaded from CUBIN, kernel
 // attributes, launches, and CUDA IPC. Every driver call goes through the run-time loaded table
 // of driver_loader.hpp, so nothing here needs libcuda at link time.
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -50,6 +52,23 @@ void throw_cuda_error(CUresult code, const char* expr, const char* file, int lin
   }
   throw CudaError(code, fmt::format("{}:{}: {} failed: {}{}", file, line, expr,
                                     cuda_detail::cu_error_name(code), description));
+}
+
+void report_cuda_cleanup_failure(CUresult code, const char* expr, const char* file,
+                                 int line) noexcept {
+  // After a sticky error or at the driver's shutdown every call fails: nothing to tell.
+  if (CudaError(code, "").sticky() || code == CUDA_ERROR_DEINITIALIZED ||
+      code == CUDA_ERROR_NOT_INITIALIZED || code == CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    return;
+  // Once per process: a cleanup that fails once tends to fail for every object after it.
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  try {
+    std::fprintf(stderr, "kjudge: cleanup: %s failed: %s (%s:%d)\n", expr,
+                 cuda_detail::cu_error_name(code).c_str(), file, line);
+  } catch (...) {
+    // No memory left for the name: the cleanup's failure goes untold rather than throwing.
+  }
 }
 
 // ---- context ----------------------------------------------------------------------------------
@@ -118,10 +137,9 @@ CudaContext::CudaContext(int ordinal) {
 }
 
 CudaContext::~CudaContext() {
-  // Errors are ignored: after a sticky error every call fails, and a destructor cannot report.
   const cuda_detail::DriverApi& api = cu();
-  if (stream_ != nullptr) api.cuStreamDestroy(stream_);
-  api.cuDevicePrimaryCtxRelease(dev_);
+  if (stream_ != nullptr) KJ_CU_CLEANUP(api.cuStreamDestroy(stream_));
+  KJ_CU_CLEANUP(api.cuDevicePrimaryCtxRelease(dev_));
 }
 
 void CudaContext::synchronize() const {
@@ -136,7 +154,7 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != 0) cu().cuMemFree(ptr_);
+  if (ptr_ != 0) KJ_CU_CLEANUP(cu().cuMemFree(ptr_));
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
@@ -144,7 +162,7 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_ != 0) cu().cuMemFree(ptr_);
+    if (ptr_ != 0) KJ_CU_CLEANUP(cu().cuMemFree(ptr_));
     ptr_ = std::exchange(o.ptr_, 0);
     bytes_ = std::exchange(o.bytes_, 0);
   }
@@ -191,7 +209,7 @@ CudaLibrary::CudaLibrary(const std::vector<char>& cubin) {
 }
 
 CudaLibrary::~CudaLibrary() {
-  if (lib_ != nullptr) cu().cuLibraryUnload(lib_);
+  if (lib_ != nullptr) KJ_CU_CLEANUP(cu().cuLibraryUnload(lib_));
 }
 
 CUfunction CudaLibrary::function(const std::string& lowered_name) const {
@@ -216,7 +234,7 @@ int max_blocks_per_sm(CUfunction f, int block_threads, std::size_t dynamic_share
 CudaEvent::CudaEvent() { KJ_CU_TRY(cu().cuEventCreate(&event_, CU_EVENT_DEFAULT)); }
 
 CudaEvent::~CudaEvent() {
-  if (event_) (void)cu().cuEventDestroy(event_);
+  if (event_) KJ_CU_CLEANUP(cu().cuEventDestroy(event_));
 }
 
 void CudaEvent::record(CUstream stream) { KJ_CU_TRY(cu().cuEventRecord(event_, stream)); }
@@ -343,7 +361,7 @@ IpcMapping::IpcMapping(const IpcHandle& h) {
 }
 
 IpcMapping::~IpcMapping() {
-  if (ptr_ != 0) cu().cuIpcCloseMemHandle(ptr_);
+  if (ptr_ != 0) KJ_CU_CLEANUP(cu().cuIpcCloseMemHandle(ptr_));
 }
 
 } // namespace kj

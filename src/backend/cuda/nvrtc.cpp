@@ -8,200 +8,41 @@
 // an NVRTC that refuses nvrtcGetPTX after an sm_ compile gets a second compile for compute_XX;
 // measured on problems/softmax/reference.cu (2 shared cores), that would add ~110 ms to the
 // ~190 ms of the sm_90 compile.
+//
+// This file holds the compile itself; the include allow-list and the toolkit's folders are in
+// nvrtc_includes.cpp, the reading of NVRTC's log and the kernel names for messages in
+// nvrtc_log.cpp.
 #include "kjudge/nvrtc.hpp"
 
 #include <cxxabi.h>
-#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <sstream>
-#include <system_error>
 
 #include <fmt/format.h>
 
 #include "backend/cuda/compile_cache.hpp"
+#include "backend/cuda/nvrtc_internal.hpp"
 #include "kjudge/error.hpp"
-#include "kjudge/lex.hpp"
 #include "kjudge/spec.hpp"
 
 namespace kj {
 
 namespace fs = std::filesystem;
+using detail::base_name;
+using detail::defined_kernels;
+using detail::failed_name_expression;
+using detail::first_error_message;
+using detail::kernels_list;
+using detail::trim;
+using detail::trim_log;
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Includes
-
-// Exact headers, then folders whose every header is allowed. cuda/barrier and cuda/ptx sit next
-// to cuda/pipeline because Hopper kernels (TMA, mbarrier) need them; cuda/std/* is libcu++,
-// device-side and header-only. Everything else in the toolkit (cuda_runtime.h, thrust, the C
-// library) is out: a candidate is one file of device code against pinned headers.
-constexpr std::array<std::string_view, 10> allowed_exact = {
-    "kjudge/device.cuh", "cuda_fp16.h",          "cuda_bf16.h",
-    "cuda_fp8.h",        "cooperative_groups.h", "mma.h",
-    "cuda/pipeline",     "cuda/barrier",         "cuda/ptx",
-    "cuda/atomic"};
-constexpr std::array<std::string_view, 3> allowed_folders = {"cooperative_groups/", "cub/",
-                                                             "cuda/std/"};
-
-std::string_view trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n\f\v");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n\f\v");
-  return s.substr(b, e - b + 1);
-}
-
-bool is_ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// The logical line from `begin`: continuations spliced, comments replaced by a space (what
-// translation phases 2 and 3 do before the preprocessor reads a directive).
-std::string logical_directive(std::string_view source, std::size_t begin) {
-  std::string out;
-  std::size_t i = begin;
-  while (i < source.size()) {
-    const char c = source[i];
-    if (c == '\\' && i + 1 < source.size() &&
-        (source[i + 1] == '\n' ||
-         (source[i + 1] == '\r' && i + 2 < source.size() && source[i + 2] == '\n'))) {
-      i += source[i + 1] == '\n' ? 2 : 3;
-      continue;
-    }
-    if (c == '\n') break;
-    if (c == '/' && i + 1 < source.size() && source[i + 1] == '*') {
-      const auto end = source.find("*/", i + 2);
-      i = end == std::string_view::npos ? source.size() : end + 2;
-      out += ' ';
-      continue;
-    }
-    if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') break;
-    out += c;
-    ++i;
-  }
-  return out;
-}
-
-struct IncludeDirective {
-  std::string keyword; // include, include_next, import; empty if the line is another directive
-  std::string header;  // between the delimiters; empty for a computed include
-  bool angled = false;
-  std::string text; // the directive as written after splicing, for messages
-};
-
-// Reads `#include <x>` / `%:include "x"` from a spliced directive line.
-IncludeDirective parse_directive(const std::string& line) {
-  IncludeDirective d;
-  d.text = std::string(trim(line));
-  std::string_view rest = trim(line);
-  if (rest.substr(0, 1) == "#") {
-    rest.remove_prefix(1);
-  } else if (rest.substr(0, 2) == "%:") {
-    rest.remove_prefix(2);
-  } else {
-    return d;
-  }
-  rest = trim(rest);
-  std::size_t n = 0;
-  while (n < rest.size() && is_ident_char(rest[n]))
-    ++n;
-  const std::string_view keyword = rest.substr(0, n);
-  if (keyword != "include" && keyword != "include_next" && keyword != "import") return d;
-  d.keyword = std::string(keyword);
-  rest = trim(rest.substr(n));
-  if (!rest.empty() && (rest[0] == '<' || rest[0] == '"')) {
-    const char close = rest[0] == '<' ? '>' : '"';
-    const auto end = rest.find(close, 1);
-    if (end != std::string_view::npos) {
-      d.header = std::string(rest.substr(1, end - 1));
-      d.angled = rest[0] == '<';
-    }
-  }
-  return d;
-}
-
-// ---------------------------------------------------------------------------------------------
-// NVRTC logs
-
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-bool is_error_line(std::string_view line) {
-  return line.find("): error") != std::string_view::npos ||
-         line.find("): catastrophic error") != std::string_view::npos ||
-         line.rfind("nvrtc: error", 0) == 0 || line.rfind("error:", 0) == 0;
-}
-
-// A diagnostic line of NVRTC ("file.cu(12): error: text") as "file.cu:12: error: text"; other
-// lines unchanged.
-std::string gcc_style(std::string_view line) {
-  const auto close = line.find("): ");
-  if (close == std::string_view::npos) return std::string(line);
-  const auto open = line.rfind('(', close);
-  if (open == std::string_view::npos || open == 0) return std::string(line);
-  const std::string_view number = line.substr(open + 1, close - open - 1);
-  if (number.empty() ||
-      !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::string(line);
-  return fmt::format("{}:{}: {}", line.substr(0, open), number, line.substr(close + 3));
-}
-
-constexpr std::size_t log_max_lines = 30;
-constexpr std::size_t log_max_bytes = 4096;
-
-// The first lines of a log (at most 30 lines and 4 KiB), starting early enough to show the first
-// error: when warnings fill the head of the log, the window starts at the first error instead.
-std::string trim_log(std::string_view log) {
-  std::vector<std::string_view> lines = split_lines(log);
-  while (!lines.empty() && trim(lines.back()).empty())
-    lines.pop_back();
-  std::size_t first = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (is_error_line(lines[i])) {
-      if (i + 4 > log_max_lines) first = i;
-      break;
-    }
-  }
-  std::string out;
-  if (first > 0) out += fmt::format("... ({} lines of warnings left out)\n", first);
-  std::size_t i = first;
-  for (; i < lines.size() && i - first < log_max_lines; ++i) {
-    if (out.size() + lines[i].size() + 1 > log_max_bytes && i > first) break;
-    out.append(lines[i].substr(0, log_max_bytes));
-    out += '\n';
-  }
-  if (i < lines.size()) out += fmt::format("... ({} more lines)\n", lines.size() - i);
-  return out;
-}
-
-// "cand.cu:10: error: expected an expression (and 2 more errors)" from a failed compile's log.
-std::string first_error_message(std::string_view log, std::string_view file_name) {
-  std::string first;
-  std::size_t errors = 0;
-  for (std::string_view line : split_lines(log)) {
-    if (!is_error_line(line)) continue;
-    if (errors++ == 0) first = gcc_style(line);
-  }
-  if (errors == 0) return fmt::format("{}: NVRTC failed without an error line", file_name);
-  if (errors == 1) return first;
-  return fmt::format("{} (and {} more error{})", first, errors - 1, errors == 2 ? "" : "s");
-}
 
 // ---------------------------------------------------------------------------------------------
 // NVRTC calls
@@ -290,148 +131,7 @@ const std::vector<int>& supported_archs() {
   return archs;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Kernel names
-
-// "softmax_rows<ROWS>" for each __global__ function of the source, for messages.
-std::vector<std::string> defined_kernels(std::string_view source) {
-  std::vector<std::string> out;
-  const lex::LexResult lexed = lex::tokenize(source);
-  for (const auto& f : lex::find_functions(source, lexed)) {
-    if (f.kind != lex::FunctionKind::global) continue;
-    std::string name = f.qualified_name.empty() ? f.name : f.qualified_name;
-    if (f.is_template) {
-      name += '<';
-      for (std::size_t i = 0; i < f.template_params.size(); ++i)
-        name += (i ? ", " : "") + f.template_params[i];
-      name += '>';
-    }
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
-  }
-  return out;
-}
-
-// "ns::k" of "ns::k<4, float>".
-std::string base_name(std::string_view expression) {
-  return std::string(trim(expression.substr(0, expression.find('<'))));
-}
-
-std::string kernels_list(const std::vector<std::string>& kernels) {
-  if (kernels.empty()) return "no __global__ kernels are defined";
-  constexpr std::size_t shown = 20; // a generated file can hold hundreds
-  std::string out = "kernels defined: ";
-  for (std::size_t i = 0; i < kernels.size() && i < shown; ++i)
-    out += (i ? ", " : "") + kernels[i];
-  if (kernels.size() > shown) out += fmt::format(" and {} more", kernels.size() - shown);
-  return out;
-}
-
-// NVRTC reports a bad name expression as an error in the pseudo-file `__nv_name_map`, echoing
-// `#pragma nv_mangled_name EXPR` on the next line. The first such error, if every error of the
-// log is of that kind (an error in the source itself is reported as it is: it may be why the
-// kernel is missing).
-struct NameError {
-  std::string expression;    // as the caller registered it where it can be matched
-  std::string error;         // NVRTC's first error about it, without the location
-  bool not_a_kernel = false; // it names a __device__ function or a variable
-};
-std::optional<NameError> failed_name_expression(std::string_view log,
-                                                const std::vector<std::string>& names) {
-  const std::vector<std::string_view> lines = split_lines(log);
-  std::optional<NameError> found;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (!is_error_line(lines[i])) continue;
-    if (lines[i].rfind("__nv_name_map(", 0) != 0) return std::nullopt;
-    constexpr std::string_view pragma = "#pragma nv_mangled_name ";
-    const auto at = i + 1 < lines.size() ? lines[i + 1].find(pragma) : std::string_view::npos;
-    if (at == std::string_view::npos) continue;
-    const std::string echoed(trim(lines[i + 1].substr(at + pragma.size())));
-    if (!found) {
-      const auto text = lines[i].find("error: ");
-      found = NameError{echoed, std::string(lines[i].substr(text + 7)), false};
-    }
-    if (echoed != found->expression) continue;
-    // NVRTC's wording for a name expression that lowers to something other than a kernel.
-    if (lines[i].find("non-__global__ function") != std::string_view::npos ||
-        lines[i].find("must form address of a __global__ function") != std::string_view::npos)
-      found->not_a_kernel = true;
-  }
-  if (found) {
-    for (const auto& n : names) {
-      if (trim(n) == found->expression) found->expression = n;
-    }
-  }
-  return found;
-}
-
 } // namespace
-
-// ---------------------------------------------------------------------------------------------
-// Public functions
-
-bool include_allowed(std::string_view header) {
-  if (header.empty() || header.front() == '/' || header.find('\\') != std::string_view::npos)
-    return false;
-  // No `.` or `..` component and no empty one: `cub/../stdio.h` must not pass as cub/*.
-  std::size_t start = 0;
-  while (start <= header.size()) {
-    const auto end = std::min(header.find('/', start), header.size());
-    const std::string_view part = header.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    start = end + 1;
-  }
-  if (std::find(allowed_exact.begin(), allowed_exact.end(), header) != allowed_exact.end())
-    return true;
-  return std::any_of(allowed_folders.begin(), allowed_folders.end(), [&](std::string_view f) {
-    return header.size() > f.size() && header.substr(0, f.size()) == f;
-  });
-}
-
-std::string allowed_includes_text() {
-  std::string out;
-  for (auto h : allowed_exact)
-    out += (out.empty() ? "" : ", ") + std::string(h);
-  for (auto f : allowed_folders)
-    out += ", " + std::string(f) + "...";
-  return out;
-}
-
-void check_includes(std::string_view source, std::string_view file_name) {
-  const lex::LexResult lexed = lex::tokenize(source);
-  const auto& tokens = lexed.tokens;
-  for (std::size_t t = 0; t < tokens.size(); ++t) {
-    const lex::Token& tok = tokens[t];
-    const std::string_view text = tok.text(source);
-    // A directive is a preprocessor token; `%:` (the digraph of `#`) is lexed as punctuation,
-    // and so is a stray `#` the lexer did not see at a line start. Both are read from the raw
-    // source: erring towards a directive only ever rejects more.
-    const bool directive = tok.kind == lex::TokenKind::preprocessor ||
-                           (tok.kind == lex::TokenKind::punct && text == "#") ||
-                           (tok.kind == lex::TokenKind::punct && text == "%" &&
-                            tok.offset + 1 < source.size() && source[tok.offset + 1] == ':');
-    if (!directive) continue;
-    const IncludeDirective d = parse_directive(logical_directive(source, tok.offset));
-    if (d.keyword.empty()) continue;
-    const std::string where = fmt::format("{}:{}", file_name, tok.line);
-    std::string message;
-    if (d.keyword != "include") {
-      message = fmt::format("{}: #{} is not allowed (kjudge compiles with the pinned toolkit "
-                            "headers only; allowed: #include of {})",
-                            where, d.keyword, allowed_includes_text());
-    } else if (d.header.empty()) {
-      message = fmt::format("{}: a computed #include ('{}') is not allowed: name the header "
-                            "(allowed: {})",
-                            where, d.text, allowed_includes_text());
-    } else if (!include_allowed(d.header)) {
-      const std::string shown = d.angled ? "<" + d.header + ">" : "\"" + d.header + "\"";
-      message = fmt::format("{}: #include {} is not allowed (kjudge compiles with the pinned "
-                            "toolkit headers only{}; allowed: {})",
-                            where, shown, d.angled ? "" : ", and a candidate is one file",
-                            allowed_includes_text());
-    }
-    if (!message.empty()) throw CompileError(message, message);
-  }
-}
 
 bool nvrtc_option_reserved(std::string_view option) {
   // The option's name: up to `=`; `-Ifoo` and `-DX` style forms by prefix.
@@ -470,38 +170,6 @@ bool nvrtc_option_reserved(std::string_view option) {
          option.rfind("--extensible-whole-program", 0) == 0 || option.rfind("-optix-ir", 0) == 0 ||
          option.rfind("--optix-ir", 0) == 0 || option.rfind("-create-pch", 0) == 0 ||
          option.rfind("-use-pch", 0) == 0 || option.rfind("-pch-dir", 0) == 0;
-}
-
-std::vector<fs::path> toolkit_include_dirs() {
-  static const std::vector<fs::path> dirs = [] {
-    std::vector<fs::path> candidates;
-    // The toolkit that holds the NVRTC library in use first: its headers are the ones that
-    // NVRTC version was released with. The environment only helps unusual layouts.
-    Dl_info info{};
-    void* fn = reinterpret_cast<void*>(&nvrtcVersion);
-    if (dladdr(fn, &info) != 0 && info.dli_fname != nullptr) {
-      std::error_code ec;
-      const fs::path lib = fs::canonical(info.dli_fname, ec);
-      if (!ec) candidates.push_back(lib.parent_path().parent_path() / "include");
-    }
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-      if (const char* v = std::getenv(var); v != nullptr && *v != '\0')
-        candidates.push_back(fs::path(v) / "include");
-    }
-    candidates.emplace_back("/usr/local/cuda/include");
-    std::vector<fs::path> out;
-    for (const auto& c : candidates) {
-      std::error_code ec;
-      if (!fs::is_regular_file(c / "cuda_fp16.h", ec)) continue;
-      const fs::path dir = fs::canonical(c, ec);
-      if (ec) continue;
-      out.push_back(dir);
-      if (fs::is_directory(dir / "cccl", ec)) out.push_back(dir / "cccl");
-      break;
-    }
-    return out;
-  }();
-  return dirs;
 }
 
 std::optional<std::string> demangle(std::string_view lowered) {
@@ -568,10 +236,6 @@ std::string nvrtc_version() {
   int major = 0, minor = 0;
   nvrtc_try(nvrtcVersion(&major, &minor), "nvrtcVersion");
   return fmt::format("{}.{}", major, minor);
-}
-
-std::string header_set_hash(const fs::path& kjudge_include) {
-  return cuda_cache::pinned_header_set_hash(kjudge_include, toolkit_include_dirs());
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // build machine's kernel headers may predate the ABI versions used here, so the few constants
 // past ABI 1 are spelled out with their upstream values.
 #include "backend/host/landlock.hpp"
+#include "kjudge/error.hpp"
 
 #include <fcntl.h>
 #include <linux/landlock.h>
@@ -69,7 +70,7 @@ int abi_version() {
 Ruleset::Ruleset(const std::vector<Access>& allowed) {
   const int abi = abi_version();
   if (abi < 1)
-    throw std::runtime_error("Landlock is not available in this kernel (it needs Linux 5.13 "
+    throw InternalError("Landlock is not available in this kernel (it needs Linux 5.13 "
                              "with landlock among the enabled security modules)");
   RulesetAttr attr{handled_fs(abi), 0, 0};
   std::size_t size = sizeof(std::uint64_t);
@@ -83,7 +84,7 @@ Ruleset::Ruleset(const std::vector<Access>& allowed) {
   }
   fd_ = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, size, 0));
   if (fd_ < 0)
-    throw std::runtime_error(fmt::format("landlock_create_ruleset: {}", std::strerror(errno)));
+    throw InternalError(fmt::format("landlock_create_ruleset: {}", std::strerror(errno)));
   for (const Access& a : allowed) {
     const int path_fd = ::open(a.path.c_str(), O_PATH | O_CLOEXEC);
     if (path_fd < 0) continue; // nothing there to reach
@@ -95,7 +96,7 @@ Ruleset::Ruleset(const std::vector<Access>& allowed) {
     ::close(path_fd);
     if (rc != 0) {
       ::close(fd_);
-      throw std::runtime_error(
+      throw InternalError(
           fmt::format("landlock_add_rule for {}: {}", a.path.string(), std::strerror(error)));
     }
   }

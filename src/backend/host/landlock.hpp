@@ -21,7 +21,7 @@ int abi_version();
 
 // A ruleset's descriptor, made before the process it confines exists (the child of a fork
 // then only calls restrict_self, which is async-signal-safe). A path that does not exist is
-// left out. Throws std::runtime_error naming what failed.
+// left out. Throws InternalError naming what failed.
 class Ruleset {
 public:
   explicit Ruleset(const std::vector<Access>& allowed);

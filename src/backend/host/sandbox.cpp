@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "backend/host/landlock.hpp"
+#include "kjudge/error.hpp"
 #include "kjudge/host_backend.hpp"
 
 namespace kj {
@@ -56,7 +57,7 @@ void add_rule(Filter f, std::uint32_t action, int call, std::initializer_list<sc
   const int rc = seccomp_rule_add_array(f, action, call, static_cast<unsigned>(args.size()),
                                         args.size() ? args.begin() : nullptr);
   if (rc != 0)
-    throw std::runtime_error(
+    throw InternalError(
         fmt::format("seccomp: a rule for system call {}: {}", call, std::strerror(-rc)));
 }
 
@@ -65,13 +66,13 @@ void add_rule(Filter f, std::uint32_t action, int call, std::initializer_list<sc
 // be loaded on top.
 void load_syscall_filter(bool loading) {
   Filter f = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-  if (!f) throw std::runtime_error("seccomp_init failed");
+  if (!f) throw InternalError("seccomp_init failed");
   struct Release {
     Filter f;
     ~Release() { seccomp_release(f); }
   } release{f};
   if (const int rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1); rc != 0)
-    throw std::runtime_error(fmt::format("seccomp: thread sync: {}", std::strerror(-rc)));
+    throw InternalError(fmt::format("seccomp: thread sync: {}", std::strerror(-rc)));
   for (const int call : kAllowed)
     add_rule(f, SCMP_ACT_ALLOW, call, {});
   // Signals to this process only (abort, raise): never to the oracle or anyone else.
@@ -94,7 +95,7 @@ void load_syscall_filter(bool loading) {
                {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(option))});
   }
   if (const int rc = seccomp_load(f); rc != 0)
-    throw std::runtime_error(fmt::format("seccomp: cannot load the filter: {}", std::strerror(-rc)));
+    throw InternalError(fmt::format("seccomp: cannot load the filter: {}", std::strerror(-rc)));
 }
 
 bool write_file(const char* path, const std::string& text) {
@@ -112,24 +113,24 @@ void enter_user_namespace() {
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
   if (::unshare(CLONE_NEWUSER) != 0)
-    throw std::runtime_error(fmt::format("user namespace: unshare: {}", std::strerror(errno)));
+    throw InternalError(fmt::format("user namespace: unshare: {}", std::strerror(errno)));
   if (!write_file("/proc/self/setgroups", "deny") ||
       !write_file("/proc/self/uid_map", fmt::format("{} {} 1", uid, uid)) ||
       !write_file("/proc/self/gid_map", fmt::format("{} {} 1", gid, gid)))
-    throw std::runtime_error(fmt::format("user namespace: id maps: {}", std::strerror(errno)));
+    throw InternalError(fmt::format("user namespace: id maps: {}", std::strerror(errno)));
 }
 
 // No capability left, in any set, for this process or what it could start.
 void drop_capabilities() {
   for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
     if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
-      throw std::runtime_error(
+      throw InternalError(
           fmt::format("capabilities: bounding set: {}", std::strerror(errno)));
   (void)::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
   if (::syscall(SYS_capset, &header, data) != 0)
-    throw std::runtime_error(fmt::format("capabilities: capset: {}", std::strerror(errno)));
+    throw InternalError(fmt::format("capabilities: capset: {}", std::strerror(errno)));
 }
 
 bool holds_a_capability() {
@@ -159,14 +160,14 @@ std::string confine_host_worker(const HostSandbox& sandbox) {
   try {
     for (const auto& library : sandbox.preload)
       if (!::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))
-        throw std::runtime_error(fmt::format("cannot preload {}: {}", library.string(), ::dlerror()));
+        throw InternalError(fmt::format("cannot preload {}: {}", library.string(), ::dlerror()));
     enter_user_namespace();
     std::vector<landlock::Access> readable;
     for (const auto& path : sandbox.readable)
       readable.push_back({path});
     const landlock::Ruleset rules(readable);
     if (const int e = rules.restrict_self(); e != 0)
-      throw std::runtime_error(fmt::format("Landlock: restrict_self: {}", std::strerror(e)));
+      throw InternalError(fmt::format("Landlock: restrict_self: {}", std::strerror(e)));
     drop_capabilities();
     start_block_threads(sandbox.block_threads);
     load_syscall_filter(true);

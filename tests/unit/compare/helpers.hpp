@@ -16,8 +16,8 @@ namespace kj::test {
 inline double p2(int e) {
   return std::ldexp(1.0, e);
 }
-inline const double k_inf = std::numeric_limits<double>::infinity();
-inline const double k_nan = std::numeric_limits<double>::quiet_NaN();
+inline const double kInf = std::numeric_limits<double>::infinity();
+inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 inline HostTensor tensor(DType t, Shape shape, const std::vector<double>& values) {
   HostTensor h(t, std::move(shape));

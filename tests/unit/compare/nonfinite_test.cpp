@@ -17,8 +17,8 @@ OutputSpec loose() {
 }
 
 TEST(NonFinite, MatchingInfinitiesPassAndStayOutOfTheStatistics) {
-  const auto golden = tensor(DType::f64, {k_inf, 1.0, -k_inf});
-  const auto cand = tensor(DType::f32, {k_inf, 1.0, -k_inf});
+  const auto golden = tensor(DType::f64, {kInf, 1.0, -kInf});
+  const auto cand = tensor(DType::f32, {kInf, 1.0, -kInf});
   const auto f = judge(output(DType::f32, relative()), cand, &golden, &cand);
   EXPECT_EQ(f.reason, Reason::none);
   EXPECT_EQ(f.mismatches, 0);
@@ -28,22 +28,22 @@ TEST(NonFinite, MatchingInfinitiesPassAndStayOutOfTheStatistics) {
 }
 
 TEST(NonFinite, InfinityOfTheWrongSignFailsAsNonfinite) {
-  const auto golden = tensor(DType::f64, {k_inf, 1.0, -k_inf});
-  const auto cand = tensor(DType::f32, {-k_inf, 1.0, -k_inf});
+  const auto golden = tensor(DType::f64, {kInf, 1.0, -kInf});
+  const auto cand = tensor(DType::f32, {-kInf, 1.0, -kInf});
   const auto f = judge(loose(), cand, &golden, nullptr);
   EXPECT_EQ(f.reason, Reason::nonfinite);
   EXPECT_EQ(f.mismatches, 1);
   EXPECT_EQ(f.nonfinite, 1);
   ASSERT_EQ(f.first.size(), 1u);
   EXPECT_EQ(f.first[0].flat, 0);
-  EXPECT_EQ(f.first[0].value, -k_inf);
-  EXPECT_EQ(f.first[0].expected, k_inf);
+  EXPECT_EQ(f.first[0].value, -kInf);
+  EXPECT_EQ(f.first[0].expected, kInf);
   EXPECT_EQ(f.log_error_ratio, 12.0);
 }
 
 TEST(NonFinite, FiniteWhereTheGoldenIsInfiniteIsAMismatch) {
-  const auto golden = tensor(DType::f64, {k_inf, 1.0, -k_inf});
-  const auto cand = tensor(DType::f32, {3.0e38, 1.0, -k_inf});
+  const auto golden = tensor(DType::f64, {kInf, 1.0, -kInf});
+  const auto cand = tensor(DType::f32, {3.0e38, 1.0, -kInf});
   const auto f = judge(loose(), cand, &golden, nullptr);
   EXPECT_EQ(f.reason, Reason::mismatch);
   EXPECT_EQ(f.mismatches, 1);
@@ -58,10 +58,10 @@ TEST(NonFinite, FiniteWhereTheGoldenIsInfiniteIsAMismatch) {
 TEST(NonFinite, TheGoldenIsRoundedToTheOutputDtypeFirst) {
   // 1e39 is finite in f64 and overflows f32: the rounded golden is +Inf.
   const auto golden = tensor(DType::f64, {1e39, -1e39, 2.0});
-  const auto inf_cand = tensor(DType::f32, {k_inf, -k_inf, 2.0});
+  const auto inf_cand = tensor(DType::f32, {kInf, -kInf, 2.0});
   EXPECT_EQ(judge(loose(), inf_cand, &golden, nullptr).reason, Reason::none);
   const double fmax = static_cast<double>(std::numeric_limits<float>::max());
-  const auto max_cand = tensor(DType::f32, {fmax, -k_inf, 2.0});
+  const auto max_cand = tensor(DType::f32, {fmax, -kInf, 2.0});
   const auto f = judge(loose(), max_cand, &golden, nullptr);
   EXPECT_EQ(f.reason, Reason::mismatch);
   EXPECT_EQ(f.mismatches, 1);
@@ -69,7 +69,7 @@ TEST(NonFinite, TheGoldenIsRoundedToTheOutputDtypeFirst) {
 
 TEST(NonFinite, NanWhereTheGoldenIsFiniteFailsUnderEveryRule) {
   const auto golden = tensor(DType::f64, {1.0, 2.0});
-  const auto cand = tensor(DType::f32, {k_nan, 2.0});
+  const auto cand = tensor(DType::f32, {kNaN, 2.0});
   for (NanRule rule : {NanRule::exempt, NanRule::propagate, NanRule::ignore}) {
     const auto f = judge(loose(), cand, &golden, nullptr, {.nan = rule});
     EXPECT_EQ(f.reason, Reason::nonfinite) << nan_rule_name(rule);
@@ -79,8 +79,8 @@ TEST(NonFinite, NanWhereTheGoldenIsFiniteFailsUnderEveryRule) {
 }
 
 TEST(NonFinite, IgnoreWithNanInTheInputsAcceptsACandidateNanAnywhere) {
-  const auto golden = tensor(DType::f64, {1.0, 2.0, k_inf});
-  const auto cand = tensor(DType::f32, {k_nan, 2.0, k_nan});
+  const auto golden = tensor(DType::f64, {1.0, 2.0, kInf});
+  const auto cand = tensor(DType::f32, {kNaN, 2.0, kNaN});
   const auto f =
       judge(loose(), cand, &golden, nullptr, {.nan = NanRule::ignore, .nan_in_inputs = true});
   EXPECT_EQ(f.reason, Reason::none);
@@ -95,15 +95,15 @@ TEST(NonFinite, IgnoreWithNanInTheInputsAcceptsACandidateNanAnywhere) {
 
 TEST(NonFinite, IgnoreExcusesNanButNeverInfinity) {
   const auto golden = tensor(DType::f64, {1.0, 2.0});
-  const auto cand = tensor(DType::f32, {k_inf, 2.0});
+  const auto cand = tensor(DType::f32, {kInf, 2.0});
   const auto f =
       judge(loose(), cand, &golden, nullptr, {.nan = NanRule::ignore, .nan_in_inputs = true});
   EXPECT_EQ(f.reason, Reason::nonfinite);
 }
 
 TEST(NonFinite, ExemptLetsAnythingStandWhereTheGoldenIsNan) {
-  const auto golden = tensor(DType::f64, {k_nan, k_nan, k_nan, 1.0});
-  const auto cand = tensor(DType::f32, {5.0, k_inf, k_nan, 1.0});
+  const auto golden = tensor(DType::f64, {kNaN, kNaN, kNaN, 1.0});
+  const auto cand = tensor(DType::f32, {5.0, kInf, kNaN, 1.0});
   for (NanRule rule : {NanRule::exempt, NanRule::ignore}) {
     const auto f = judge(loose(), cand, &golden, nullptr, {.nan = rule});
     EXPECT_EQ(f.reason, Reason::none) << nan_rule_name(rule);
@@ -115,14 +115,14 @@ TEST(NonFinite, ExemptLetsAnythingStandWhereTheGoldenIsNan) {
 }
 
 TEST(NonFinite, PropagateDemandsNanExactlyWhereTheGoldenIsNan) {
-  const auto golden = tensor(DType::f64, {k_nan, 1.0});
-  const auto ok = tensor(DType::f32, {k_nan, 1.0});
+  const auto golden = tensor(DType::f64, {kNaN, 1.0});
+  const auto ok = tensor(DType::f32, {kNaN, 1.0});
   EXPECT_EQ(judge(loose(), ok, &golden, nullptr, {.nan = NanRule::propagate}).reason, Reason::none);
   const auto finite = tensor(DType::f32, {5.0, 1.0});
   const auto f = judge(loose(), finite, &golden, nullptr, {.nan = NanRule::propagate});
   EXPECT_EQ(f.reason, Reason::mismatch);
   EXPECT_EQ(f.mismatches, 1);
-  const auto inf = tensor(DType::f32, {k_inf, 1.0});
+  const auto inf = tensor(DType::f32, {kInf, 1.0});
   EXPECT_EQ(judge(loose(), inf, &golden, nullptr, {.nan = NanRule::propagate}).reason,
             Reason::nonfinite);
 }
@@ -131,14 +131,14 @@ TEST(NonFinite, NanIsNeverAWildcardInTheExpectedTensor) {
   // The pygpubench exploit: NaN in the tensor compared against must not match anything. Here
   // the reference (what allclose compares against) holds a NaN the golden does not.
   const auto golden = tensor(DType::f64, {1.0, 2.0});
-  const auto ref = tensor(DType::f32, {k_nan, 2.0});
+  const auto ref = tensor(DType::f32, {kNaN, 2.0});
   const auto finite = tensor(DType::f32, {1.0, 2.0});
   const auto spec = output(DType::f32, allclose(1e-3, 1e-3, Expected::reference));
   auto f = judge(spec, finite, &golden, &ref);
   EXPECT_EQ(f.reason, Reason::mismatch);
   EXPECT_EQ(f.mismatches, 1);
   // Copying the NaN does not help either.
-  const auto copy = tensor(DType::f32, {k_nan, 2.0});
+  const auto copy = tensor(DType::f32, {kNaN, 2.0});
   f = judge(spec, copy, &golden, &ref);
   EXPECT_EQ(f.reason, Reason::nonfinite);
   // Nor under exact.
@@ -149,8 +149,8 @@ TEST(NonFinite, OverflowsOfThePrecisionAreExcusedOnlyInExtremeInputCases) {
   // A row sum of dtype-max inputs: the golden (f64) is finite, the f32 reference overflows to
   // Inf (element 0) or turns it into NaN (element 1), and so does the candidate.
   const auto golden = tensor(DType::f64, {10.5, 2e38, 3.0});
-  const auto ref = tensor(DType::f32, {k_nan, k_inf, 3.0});
-  const auto cand = tensor(DType::f32, {k_nan, k_nan, 3.0});
+  const auto ref = tensor(DType::f32, {kNaN, kInf, 3.0});
+  const auto cand = tensor(DType::f32, {kNaN, kNaN, 3.0});
   const auto spec = output(DType::f32, relative());
   CompareInputs in;
   in.spec = &spec;
@@ -165,8 +165,8 @@ TEST(NonFinite, OverflowsOfThePrecisionAreExcusedOnlyInExtremeInputCases) {
   // A golden that rounds to -Inf: an f32 sum in some order overflows to +Inf first, or meets
   // both Infs and gives NaN; either is the same overflow. A finite value there is not.
   const auto golden_inf = tensor(DType::f64, {-1e39, -1e39, -1e39, -1e39});
-  const auto ref_inf = tensor(DType::f32, {k_inf, -k_inf, -k_inf, -k_inf});
-  const auto cand_inf = tensor(DType::f32, {k_inf, k_nan, -k_inf, 1.0});
+  const auto ref_inf = tensor(DType::f32, {kInf, -kInf, -kInf, -kInf});
+  const auto cand_inf = tensor(DType::f32, {kInf, kNaN, -kInf, 1.0});
   in.golden = &golden_inf;
   in.reference = &ref_inf;
   in.actual = &cand_inf;
@@ -176,9 +176,9 @@ TEST(NonFinite, OverflowsOfThePrecisionAreExcusedOnlyInExtremeInputCases) {
   EXPECT_EQ(f.nonfinite, 0);
   EXPECT_EQ(f.mismatches, 1);
   // An Inf input passed through (relu(+Inf)) is no overflow: its sign is still judged.
-  const auto golden_passed = tensor(DType::f64, {k_inf, k_inf});
-  const auto ref_passed = tensor(DType::f32, {k_inf, k_inf});
-  const auto cand_passed = tensor(DType::f32, {-k_inf, k_nan});
+  const auto golden_passed = tensor(DType::f64, {kInf, kInf});
+  const auto ref_passed = tensor(DType::f32, {kInf, kInf});
+  const auto cand_passed = tensor(DType::f32, {-kInf, kNaN});
   in.golden = &golden_passed;
   in.reference = &ref_passed;
   in.actual = &cand_passed;
@@ -189,7 +189,7 @@ TEST(NonFinite, OverflowsOfThePrecisionAreExcusedOnlyInExtremeInputCases) {
   in.golden = &golden;
   in.reference = &ref;
   // Where the reference stays finite the rule does not reach: a NaN there still fails.
-  const auto worse = tensor(DType::f32, {k_nan, k_nan, k_nan});
+  const auto worse = tensor(DType::f32, {kNaN, kNaN, kNaN});
   in.actual = &worse;
   f = compare_output(in);
   EXPECT_EQ(f.reason, Reason::nonfinite);
@@ -205,7 +205,7 @@ TEST(NonFinite, OverflowsOfThePrecisionAreExcusedOnlyInExtremeInputCases) {
 
 TEST(NonFinite, NonfiniteTakesPrecedenceOverMismatch) {
   const auto golden = tensor(DType::f64, {1.0, 1.0, 1.0, 1.0});
-  const auto cand = tensor(DType::f32, {2.0, k_nan, 1.0, 3.0});
+  const auto cand = tensor(DType::f32, {2.0, kNaN, 1.0, 3.0});
   const auto f =
       judge(output(DType::f32, allclose(0.0, 0.5, Expected::golden)), cand, &golden, nullptr);
   EXPECT_EQ(f.reason, Reason::nonfinite);
@@ -224,8 +224,8 @@ TEST(NonFinite, NonfiniteTakesPrecedenceOverMismatch) {
 }
 
 TEST(NonFinite, ExcusedElementsLeaveTheStatistics) {
-  const auto golden = tensor(DType::f64, {k_nan, 1.0, 2.0});
-  const auto ref = tensor(DType::f32, {k_nan, 1.0, 2.0});
+  const auto golden = tensor(DType::f64, {kNaN, 1.0, 2.0});
+  const auto ref = tensor(DType::f32, {kNaN, 1.0, 2.0});
   const auto cand = tensor(DType::f32, {1e30, 1.0, 2.0});
   const auto f = judge(output(DType::f32, relative()), cand, &golden, &ref);
   EXPECT_EQ(f.reason, Reason::none);
@@ -237,11 +237,11 @@ TEST(NonFinite, ExcusedElementsLeaveTheStatistics) {
 }
 
 TEST(NonFinite, WithoutAGoldenTheReferenceStandsIn) {
-  const auto ref = tensor(DType::f32, {k_inf, 1.0});
-  const auto cand = tensor(DType::f32, {-k_inf, 1.0});
+  const auto ref = tensor(DType::f32, {kInf, 1.0});
+  const auto cand = tensor(DType::f32, {-kInf, 1.0});
   const auto f = judge(output(DType::f32, exact()), cand, nullptr, &ref);
   EXPECT_EQ(f.reason, Reason::nonfinite);
-  const auto same = tensor(DType::f32, {k_inf, 1.0});
+  const auto same = tensor(DType::f32, {kInf, 1.0});
   EXPECT_EQ(judge(output(DType::f32, exact()), same, nullptr, &ref).reason, Reason::none);
 }
 

@@ -229,7 +229,7 @@ TEST(Exact, NanPayloadsAreCanonicalised) {
     const auto f = judge(spec, cand, nullptr, &ref, {.nan = rule, .signed_zero_strict = true});
     EXPECT_EQ(f.reason, Reason::none) << nan_rule_name(rule);
   }
-  const auto golden = tensor(DType::f64, {k_nan, 1.0});
+  const auto golden = tensor(DType::f64, {kNaN, 1.0});
   EXPECT_EQ(judge(spec, cand, &golden, &ref, {.nan = NanRule::propagate}).reason, Reason::none);
 }
 

@@ -246,7 +246,7 @@ TEST(Metric, TopkAgreementAlongTheLastAxis) {
 TEST(Metric, TopkTiesGoToTheLowerIndexAndExcusedRowsAreLeftOut) {
   // Golden row 0 ties at 2: top-1 is index 0. Row 1 has a NaN in the golden (exempt): no
   // defined top-k, so the row is not counted.
-  const auto golden = tensor(DType::f64, {2, 3}, {2, 2, 1, /**/ k_nan, 1, 2});
+  const auto golden = tensor(DType::f64, {2, 3}, {2, 2, 1, /**/ kNaN, 1, 2});
   const auto cand = tensor(DType::f32, {2, 3}, {2, 2, 1, /**/ 5, 1, 2});
   auto f = judge(output(DType::f32, metric("topk", 1.0, 1)), cand, &golden, nullptr);
   EXPECT_EQ(f.reason, Reason::none);
@@ -269,7 +269,7 @@ TEST(Metric, TheApproximateTierNeedsAMetric) {
 
 TEST(Metric, NonFiniteRulesStillComeFirst) {
   const auto golden = tensor(DType::f64, {1.0, 2.0});
-  const auto cand = tensor(DType::f32, {k_nan, 2.0});
+  const auto cand = tensor(DType::f32, {kNaN, 2.0});
   EXPECT_EQ(judge(output(DType::f32, metric("cosine", 0.0)), cand, &golden, nullptr).reason,
             Reason::nonfinite);
 }
@@ -316,7 +316,7 @@ TEST(Integer, I64BeyondTwoToThe53IsComparedExactly) {
 }
 
 TEST(Integer, AgainstTheRoundedGoldenWithoutAReference) {
-  const auto golden = tensor(DType::f64, {2.6, -1.4, k_nan});
+  const auto golden = tensor(DType::f64, {2.6, -1.4, kNaN});
   auto f = judge(output(DType::i32, exact()), tensor(DType::i32, {3, -1, 7}), &golden, nullptr);
   EXPECT_EQ(f.reason, Reason::none);
   EXPECT_EQ(f.bound.expected, "golden");

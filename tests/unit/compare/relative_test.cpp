@@ -260,7 +260,7 @@ TEST(Relative, ManyFailingSlicesReportTheTenWorst) {
 TEST(Relative, ANonFiniteReferenceDoesNotOpenTheBound) {
   const auto golden = filled(DType::f64, {4}, 1.5);
   auto ref = filled(DType::f32, {4}, 1.5);
-  ref.set(0, k_inf);
+  ref.set(0, kInf);
   const auto cand = filled(DType::f32, {4}, 2.5);
   const auto f = judge(output(DType::f32, relative()), cand, &golden, &ref);
   EXPECT_EQ(f.reason, Reason::mismatch);

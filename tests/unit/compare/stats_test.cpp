@@ -82,9 +82,9 @@ TEST(Percentiles, EdgeCases) {
   EXPECT_EQ(p.p999, 4.5);
   EXPECT_EQ(p.max, 4.5);
   // A NaN ranks as the largest value.
-  p = exact_percentiles({1.0, k_nan, 2.0});
+  p = exact_percentiles({1.0, kNaN, 2.0});
   EXPECT_EQ(p.p50, 2.0);
-  EXPECT_EQ(p.max, k_inf);
+  EXPECT_EQ(p.max, kInf);
 }
 
 TEST(Stats, AbsRelAndUlpPercentiles) {

@@ -7,7 +7,7 @@
 namespace kj {
 namespace {
 
-const Reason k_all[] = {
+const Reason kAll[] = {
     Reason::none,
     Reason::compile_error,
     Reason::launch_error,
@@ -46,7 +46,7 @@ TEST(Reason, NamesAreDesignsSpelling) {
 }
 
 TEST(Reason, ParseRoundTripsAndRejectsUnknown) {
-  for (Reason r : k_all) {
+  for (Reason r : kAll) {
     auto parsed = parse_reason(reason_name(r));
     ASSERT_TRUE(parsed.has_value()) << reason_name(r);
     EXPECT_EQ(*parsed, r);
@@ -100,7 +100,7 @@ TEST(Reason, PrecedenceIsDesignsOrder) {
 }
 
 TEST(Reason, NoneRanksLastAndErrorsFirst) {
-  for (Reason r : k_all) {
+  for (Reason r : kAll) {
     if (r == Reason::none) continue;
     EXPECT_EQ(worse_reason(Reason::none, r), r) << reason_name(r);
     EXPECT_EQ(worse_reason(r, Reason::none), r) << reason_name(r);

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "judge/oracle.hpp"
+#include "judge/case_oracle.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/spec.hpp"

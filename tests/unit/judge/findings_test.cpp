@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "judge/findings.hpp"
-#include "judge/limits.hpp"
+#include "judge/defences.hpp"
 #include "kjudge/judge.hpp"
 
 namespace {

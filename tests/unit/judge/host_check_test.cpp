@@ -24,6 +24,7 @@
 
 #include "kjudge/host_backend.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/test_switches.hpp"
 #include "kjudge/nvrtc.hpp"
 #include "kjudge/report.hpp"
 #include "kjudge/spec.hpp"

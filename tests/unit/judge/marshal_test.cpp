@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "judge/marshal.hpp"
+#include "launch/marshal.hpp"
 #include "kjudge/spec.hpp"
 
 namespace {

@@ -3,9 +3,9 @@
 // are classified as ok, error or protocol failure.
 #include <gtest/gtest.h>
 
-#include "judge/messages.hpp"
-#include "judge/protocol.hpp"
-#include "judge/worker_process.hpp"
+#include "worker/messages.hpp"
+#include "worker/protocol.hpp"
+#include "worker/worker_process.hpp"
 
 namespace {
 
@@ -115,34 +115,34 @@ TEST(Messages, PreparedRunRoundTrip) {
 }
 
 // The worker's buffer sets: which one a run uses and which it frees first; a set outside
-// 0..k_buffer_sets-1 is refused before the worker indexes with it.
+// 0..kBufferSets-1 is refused before the worker indexes with it.
 TEST(Messages, BufferSetsRoundTrip) {
   RunRequest r = sample_run();
   EXPECT_FALSE(to_json(r).contains("buffer_set"));
   EXPECT_FALSE(to_json(r).contains("release"));
-  r.buffer_set = k_buffer_sets - 1;
+  r.buffer_set = kBufferSets - 1;
   r.release = {0, 1};
   const RunRequest back = run_request_from_json(wire(to_json(r)));
-  EXPECT_EQ(back.buffer_set, k_buffer_sets - 1);
+  EXPECT_EQ(back.buffer_set, kBufferSets - 1);
   EXPECT_EQ(back.release, (std::vector<int>{0, 1}));
-  for (const json& bad_set : {json(k_buffer_sets), json(-1)}) {
+  for (const json& bad_set : {json(kBufferSets), json(-1)}) {
     json j = to_json(r);
     j["buffer_set"] = bad_set;
-    EXPECT_THROW(run_request_from_json(j), std::invalid_argument) << bad_set;
+    EXPECT_THROW(run_request_from_json(j), ProtocolError) << bad_set;
     j = to_json(r);
     j["release"] = json::array({bad_set});
-    EXPECT_THROW(run_request_from_json(j), std::invalid_argument) << bad_set;
+    EXPECT_THROW(run_request_from_json(j), ProtocolError) << bad_set;
   }
   json j = to_json(r);
   j["release"] = "0";
-  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
+  EXPECT_THROW(run_request_from_json(j), ProtocolError);
 }
 
 // The bench's timed runs: which sets, the launches (as a run's), the flush; the reply's times
-// and occupancy. A set outside 0..k_buffer_sets-1 or a time that is not a number is refused.
+// and occupancy. A set outside 0..kBufferSets-1 or a time that is not a number is refused.
 TEST(Messages, TimeRequestAndReplyRoundTrip) {
   TimeRequest t;
-  t.sets = {0, 3, k_buffer_sets - 1};
+  t.sets = {0, 3, kBufferSets - 1};
   t.launches = sample_run().launches;
   t.flush_bytes = 125829120;
   const json j = wire(to_json(t));
@@ -154,10 +154,10 @@ TEST(Messages, TimeRequestAndReplyRoundTrip) {
   EXPECT_EQ(back.launches[0].lowered, t.launches[0].lowered);
   EXPECT_EQ(back.launches[0].args[1].bytes, t.launches[0].args[1].bytes);
   EXPECT_EQ(back.launches[0].dims.shared_bytes, 65536u);
-  for (const json& bad_set : {json(k_buffer_sets), json(-1), json("0")}) {
+  for (const json& bad_set : {json(kBufferSets), json(-1), json("0")}) {
     json bad = to_json(t);
     bad["sets"] = json::array({bad_set});
-    EXPECT_THROW(time_request_from_json(bad), std::invalid_argument) << bad_set;
+    EXPECT_THROW(time_request_from_json(bad), ProtocolError) << bad_set;
   }
 
   TimeReply r;
@@ -168,7 +168,7 @@ TEST(Messages, TimeRequestAndReplyRoundTrip) {
   EXPECT_EQ(got.blocks_per_sm, r.blocks_per_sm);
   json bad = to_json(r);
   bad["ms"] = json::array({"fast"});
-  EXPECT_THROW(time_reply_from_json(bad), std::invalid_argument);
+  EXPECT_THROW(time_reply_from_json(bad), ProtocolError);
 }
 
 TEST(Messages, CompileRequestRoundTrip) {
@@ -227,7 +227,7 @@ TEST(Messages, ModuleRoundTripAsLoadRequestAndAsCompileReply) {
   EXPECT_EQ(module_message_from_json(wire(to_json(m, ""))).forbidden, m.forbidden);
   json broken = load;
   broken["cubin"] = "abc"; // odd length
-  EXPECT_THROW(module_message_from_json(broken), std::invalid_argument);
+  EXPECT_THROW(module_message_from_json(broken), ProtocolError);
 }
 
 TEST(Messages, RepliesRoundTrip) {
@@ -283,26 +283,26 @@ TEST(Messages, MalformedMessagesNameTheField) {
   try {
     (void)run_request_from_json(j);
     FAIL() << "accepted a buffer without a fill";
-  } catch (const std::invalid_argument& e) {
+  } catch (const ProtocolError& e) {
     EXPECT_NE(std::string(e.what()).find("'fill'"), std::string::npos) << e.what();
   }
   j = to_json(sample_run());
   j["buffers"][0]["role"] = "weights";
-  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
+  EXPECT_THROW(run_request_from_json(j), ProtocolError);
   j = to_json(sample_run());
   j["launches"][0]["grid"] = json::array({1, 2});
-  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
+  EXPECT_THROW(run_request_from_json(j), ProtocolError);
   j = to_json(sample_run());
   j["launches"][0]["args"][1]["value"] = "xyz";
-  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
+  EXPECT_THROW(run_request_from_json(j), ProtocolError);
   j = to_json(sample_run());
   j["redzone_byte"] = 300;
-  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
+  EXPECT_THROW(run_request_from_json(j), ProtocolError);
   j = to_json(sample_run());
   j["buffers"][0]["bytes"] = -5;
-  EXPECT_THROW(run_request_from_json(j), std::invalid_argument);
-  EXPECT_THROW(load_reply_from_json(json{{"ok", true}}), std::invalid_argument);
-  EXPECT_THROW(run_reply_from_json(json::array()), std::invalid_argument);
+  EXPECT_THROW(run_request_from_json(j), ProtocolError);
+  EXPECT_THROW(load_reply_from_json(json{{"ok", true}}), ProtocolError);
+  EXPECT_THROW(run_reply_from_json(json::array()), ProtocolError);
 }
 
 TEST(Messages, ClassifyReply) {
@@ -320,7 +320,7 @@ TEST(Messages, ClassifyReply) {
 TEST(Messages, RoleNames) {
   for (const BufferRole r : {BufferRole::input, BufferRole::output, BufferRole::scratch})
     EXPECT_EQ(parse_role(role_name(r)), r);
-  EXPECT_THROW(parse_role("other"), std::invalid_argument);
+  EXPECT_THROW(parse_role("other"), ProtocolError);
 }
 
 } // namespace

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "judge/protocol.hpp"
+#include "worker/protocol.hpp"
 
 namespace {
 
@@ -94,13 +94,13 @@ TEST(FrameDecoder, RejectsAHostileLength) {
   FrameDecoder d;
   const char header[4] = {'\xff', '\xff', '\xff', '\x7f'};
   d.feed(std::span<const char>(header, 4));
-  EXPECT_THROW(d.next(), std::runtime_error);
+  EXPECT_THROW(d.next(), ProtocolError);
 }
 
 TEST(FrameDecoder, RejectsABodyThatIsNotJson) {
   FrameDecoder d;
   d.feed(std::string("\x03\x00\x00\x00{{{", 7));
-  EXPECT_THROW(d.next(), std::runtime_error);
+  EXPECT_THROW(d.next(), ProtocolError);
 }
 
 TEST(ReadMessage, OverASocket) {
@@ -188,8 +188,8 @@ TEST(Hex, RoundTrip) {
   EXPECT_EQ(from_hex("007f80ff0a"), bytes);
   EXPECT_EQ(from_hex("007F80FF0A"), bytes);
   EXPECT_TRUE(from_hex("").empty());
-  EXPECT_THROW(from_hex("abc"), std::invalid_argument);
-  EXPECT_THROW(from_hex("zz"), std::invalid_argument);
+  EXPECT_THROW(from_hex("abc"), ProtocolError);
+  EXPECT_THROW(from_hex("zz"), ProtocolError);
 }
 
 } // namespace

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "judge/timing.hpp"
+#include "judge/cuda/timing_loop.hpp"
 #include "kjudge/cases.hpp"
 
 namespace {

@@ -21,10 +21,11 @@
 
 #include <gtest/gtest.h>
 
-#include "judge/protocol.hpp"
+#include "worker/protocol.hpp"
 #include "support/own_command_line.hpp"
-#include "judge/spare_workers.hpp"
-#include "judge/worker_process.hpp"
+#include "worker/spare_workers.hpp"
+#include "worker/main/worker_mains.hpp"
+#include "worker/worker_process.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"

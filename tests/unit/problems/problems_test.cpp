@@ -192,7 +192,7 @@ struct ExpectEntry {
   std::optional<std::string> known_gap;    // what would catch a trap kjudge cannot catch yet
 };
 
-// The defences of docs/design.md "Defences" that have a KJ_TEST_DISABLE switch (limits.hpp): a
+// The defences of docs/design.md "Defences" that have a KJ_TEST_DISABLE switch (defences.hpp): a
 // trap names the one that catches it, so a defence test can run it with the switch on and off.
 const std::set<std::string> kDefences = {"isolation", "redzone",     "poison",    "input_hash",
                                           "rerun",     "static_scan", "regenerate"};

@@ -28,10 +28,10 @@ TEST(Shape, CheckedNumel) {
   EXPECT_EQ(checked_numel({std::int64_t{1} << 31, std::int64_t{1} << 31}), std::int64_t{1} << 62);
   EXPECT_EQ(checked_numel({std::numeric_limits<std::int64_t>::max(), 1}),
             std::numeric_limits<std::int64_t>::max());
-  EXPECT_THROW(checked_numel({std::int64_t{1} << 32, std::int64_t{1} << 32}), std::overflow_error);
-  EXPECT_THROW(checked_numel({std::numeric_limits<std::int64_t>::max(), 2}), std::overflow_error);
-  EXPECT_THROW(checked_numel({3, -1}), std::overflow_error);
-  EXPECT_THROW(checked_numel({0, -1}), std::overflow_error);  // negative even after a zero
+  EXPECT_THROW(checked_numel({std::int64_t{1} << 32, std::int64_t{1} << 32}), kj::SizeOverflow);
+  EXPECT_THROW(checked_numel({std::numeric_limits<std::int64_t>::max(), 2}), kj::SizeOverflow);
+  EXPECT_THROW(checked_numel({3, -1}), kj::SizeOverflow);
+  EXPECT_THROW(checked_numel({0, -1}), kj::SizeOverflow);  // negative even after a zero
 }
 
 TEST(Shape, ShapeString) {
@@ -172,8 +172,8 @@ TEST(HostTensor, OutOfRangeIndexIsAnInternalError) {
 }
 
 TEST(HostTensor, HugeShapesThrowBeforeAllocating) {
-  EXPECT_THROW(HostTensor(DType::f64, {std::int64_t{1} << 62}), std::overflow_error);
-  EXPECT_THROW(HostTensor(DType::f32, {-1}), std::overflow_error);
+  EXPECT_THROW(HostTensor(DType::f64, {std::int64_t{1} << 62}), kj::SizeOverflow);
+  EXPECT_THROW(HostTensor(DType::f32, {-1}), kj::SizeOverflow);
 }
 
 TEST(HostTensor, Converted) {

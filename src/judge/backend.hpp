@@ -1,0 +1,63 @@
+// What a check runs on (docs/design.md "The backends"): the oracle that makes each case, the
+// runner of an untrusted kernel, and what one backend does beyond both: the CUDA backend judges
+// clean runs where their outputs lie (the GPU comparator) and times a passing candidate (the
+// timing loop); the host backend screens its smallest cases for races. The check sees only
+// this interface; make_backend builds the one the settings name.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "judge/case_oracle.hpp"
+#include "judge/check_settings.hpp"
+#include "judge/kernel_under_test.hpp"
+#include "kjudge/cases.hpp"
+#include "kjudge/verdict.hpp"
+
+namespace kj::judge {
+
+class CheckBackend {
+public:
+  virtual ~CheckBackend() = default;
+  virtual CaseOracle& oracle() = 0;
+  // An untrusted kernel in a worker of this backend; `role`: "candidate" or "--against kernel".
+  virtual std::unique_ptr<KernelUnderTest> make_runner(std::string role,
+                                                       const Candidate& kernel) = 0;
+  // Put the cases in the order this backend runs them (the host backend: its race-screened
+  // cases first), before any runner is made.
+  virtual void order_cases(std::vector<const Case*>& cases) { (void)cases; }
+  // A run's outputs on the host, for the host comparator (on the host backend they are there).
+  virtual void outputs_to_host(RunOutcome& run, const std::vector<Shape>& shapes) {
+    (void)run, (void)shapes;
+  }
+  // The findings of two clean runs that left the same bytes, made where their outputs lie;
+  // nullopt: judge them on the host. Throws SpecError as compare_output does.
+  virtual std::optional<std::vector<OutputFinding>>
+  judge_in_place(const CaseData& data, const RunOutcome& first, const RunOutcome& second) {
+    (void)data, (void)first, (void)second;
+    return std::nullopt;
+  }
+  // Bench on the GPU, once every case passed: the timing loop on the first case of each public
+  // shape set, its timings (or its failure) put on the verdict's findings.
+  virtual void time_public_cases(KernelUnderTest& candidate, const std::vector<const Case*>& cases,
+                                 Verdict& v) {
+    (void)candidate, (void)cases, (void)v;
+  }
+};
+
+// The backend `settings.backend` names, set up for `problem` (the reference built, the
+// manifest's facts of the machine written into `v`, settings' memory cap and per-run limits
+// filled). `cache` (null: none) may be dropped (set to null) when it cannot serve this check.
+// Throws SpecError for the problem's faults, UnsupportedOnHost for a reference the host backend
+// cannot run, InternalError for kjudge's.
+std::unique_ptr<CheckBackend> make_backend(CheckSettings& settings, const Problem& problem,
+                                           CaseCache*& cache, Verdict& v);
+
+std::unique_ptr<CheckBackend> make_cuda_backend(CheckSettings& settings, const Problem& problem,
+                                                CaseCache*& cache, Verdict& v);
+std::unique_ptr<CheckBackend> make_host_backend(CheckSettings& settings, const Problem& problem,
+                                                Verdict& v);
+
+} // namespace kj::judge

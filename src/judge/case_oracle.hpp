@@ -1,0 +1,117 @@
+// The trusted side of a check on either backend: what one case holds (CaseData), the oracle
+// interface that makes it, and the pieces both oracles share for their trusted plans. A
+// reference or golden that fails (does not compile, takes arguments its plan cannot give,
+// crashes, writes its inputs, leaves an output unwritten) is the problem's fault: SpecError,
+// which the judge reports as ERROR(spec_error).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "judge/cuda/buffer_pool.hpp"
+#include "launch/marshal.hpp"
+#include "kjudge/cases.hpp"
+#include "kjudge/cuda.hpp"
+#include "kjudge/nvrtc.hpp"
+#include "kjudge/spec.hpp"
+#include "kjudge/tensor.hpp"
+
+namespace kj::judge {
+
+// Everything about one case that the candidate is judged against.
+struct CaseData {
+  Env env;                           // dims and integer scalars
+  std::vector<Shape> input_shapes;   // per problem input
+  std::vector<Shape> output_shapes;  // per problem output
+  std::vector<DeviceBuffer> master;  // per input: the generated inputs, never exported
+  std::vector<HostTensor> host_master; // the same on the host backend (master stays empty)
+  std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
+  std::vector<HostTensor> reference; // per output, in its dtype
+  double reference_s = 0;            // wall time of the reference's launches
+  std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
+  double reference_ms = 0;           // GPU bench visit: the reference's run, timed by events
+  // GPU bench visit with a timed baseline: its run, timed like the reference's, and its outputs
+  // (on the device, in the outputs' dtypes) for the check of its first visit.
+  std::optional<double> baseline_ms;
+  std::vector<PooledBuffer> device_baseline;
+  bool nan_in_inputs = false;        // a NaN special-value case
+  bool extreme_in_inputs = false;    // a dtype-max or infinity special-value case
+  // CUDA: the golden's (f64 for float outputs) and the reference's outputs where they were made,
+  // for the GPU comparator. Never exported: a worker in its own process cannot address them (a
+  // candidate in the oracle's process, under the isolation switch, can: the trap that switch
+  // demonstrates).
+  std::vector<DeviceBuffer> device_golden, device_reference;
+  std::uint64_t input_bytes() const;
+  // Every byte the case holds, host and device: what keeping it in a cache costs.
+  std::uint64_t resident_bytes() const;
+};
+
+// The compiled kernels of one plan (reference, golden, or a candidate's after its load reply).
+struct CompiledPlan {
+  std::vector<LaunchSpec> launches;          // with kernel names instantiated (T substituted)
+  std::vector<PlanKernel> kernels;           // one per distinct expression
+  std::vector<const PlanKernel*> per_launch; // parallel to launches
+  PlanContext context;
+};
+
+// The name expression a plan's launch registers, in order of first appearance, and the index
+// of each launch's expression.
+std::vector<std::string> distinct_expressions(const std::vector<LaunchSpec>& launches,
+                                              std::vector<std::size_t>& index_of_launch);
+
+// A plan's launches with the float role T instantiated as `type` ("float", "double").
+std::vector<LaunchSpec> instantiate_plan(const KernelSource& src, std::string_view type);
+
+// The tensors the reference ("reference") or golden ("golden": float tensors as f64) sees.
+PlanContext oracle_plan_context(const Problem& problem, const std::string& owner, bool golden,
+                                const DeviceInfo& device);
+
+// The name expressions the reference's build compiles and, where the golden has a source of
+// its own, the golden's build; one build serves both when they share the reference's source.
+struct ReferenceBuilds {
+  std::vector<std::string> reference, golden; // golden empty: no build of its own
+};
+ReferenceBuilds reference_builds(const Problem& problem, const CompiledPlan& reference,
+                                 const CompiledPlan* golden);
+
+// A plan's kernels from its build's (by expression), checked against the plan; SpecError at
+// the source when they do not fit.
+void bind_plan(CompiledPlan& plan, const std::map<std::string, PlanKernel>& kernels,
+               const KernelSource& src);
+
+// The reference's (or golden's) outputs after its first run (poison 0), checked for poison
+// left in them: an element still holding it may be a legitimate all-ones value (-1 in an
+// integer output), so a second run with the other poison decides (`rerun` makes it and returns
+// its outputs). Returns the outputs to use; SpecError when elements stay unwritten.
+std::vector<HostTensor> checked_reference_outputs(
+    const Problem& problem, const std::string& role, const std::string& case_id,
+    const std::vector<Shape>& shapes, bool golden, std::vector<HostTensor> first,
+    const std::function<std::vector<HostTensor>()>& rerun);
+
+// A SpecError's location for a problem file (its name, no line).
+Location file_location(const std::filesystem::path& path);
+
+// A case's dims, shapes and special-value flags: CaseData without any tensor.
+CaseData case_frame(const Problem& problem, const Case& c);
+
+// The elements of all outputs of the largest of `cases` (a case whose shapes do not evaluate
+// counts 0: the oracle reports it when it reaches the case).
+std::uint64_t largest_case_elements(const Problem& problem, const std::vector<const Case*>& cases);
+
+// The reference's float role T: the dtype of the first float input (else of the first float
+// output; f32 when the problem has no float tensor).
+DType problem_float_dtype(const Problem& problem);
+
+// Each case's inputs, golden and reference, on either backend.
+class CaseOracle {
+public:
+  virtual ~CaseOracle() = default;
+  // Inputs, golden and reference of one case. Throws SpecError for the problem's faults.
+  virtual CaseData prepare(const Case& c) = 0;
+};
+
+} // namespace kj::judge

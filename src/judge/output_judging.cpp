@@ -1,0 +1,63 @@
+// Judging one run's outputs (output_judging.hpp).
+#include "judge/output_judging.hpp"
+
+namespace kj::judge {
+
+CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
+                           const CaseData& data, bool exact_percentiles) {
+  CompareRules r;
+  r.spec = &problem.outputs[o];
+  r.tier = against ? Tier::exact : problem.tier;
+  r.nan = problem.nan;
+  r.signed_zero_strict = problem.signed_zero_strict;
+  r.nan_in_inputs = data.nan_in_inputs;
+  r.extreme_in_inputs = data.extreme_in_inputs;
+  r.exact_percentiles = exact_percentiles;
+  return r;
+}
+
+CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const CaseData& data,
+                                  const HostTensor& actual,
+                                  const std::vector<HostTensor>* against_outputs,
+                                  bool exact_percentiles) {
+  CompareInputs in;
+  static_cast<CompareRules&>(in) =
+      compare_rules(problem, o, against_outputs != nullptr, data, exact_percentiles);
+  in.actual = &actual;
+  if (against_outputs) {
+    in.reference = &(*against_outputs)[o];
+  } else {
+    in.golden = &data.golden[o];
+    in.reference = &data.reference[o];
+  }
+  return in;
+}
+
+std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const CaseData& data,
+                                                const RunOutcome& run,
+                                                DeviceComparator& comparator, CUstream stream,
+                                                bool exact_percentiles) {
+  std::vector<OutputFinding> findings;
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+    const DType dtype = problem.outputs[o].dtype;
+    const DeviceTensor actual{run.device_outputs[o].ptr(), dtype};
+    if (!is_float(dtype)) {
+      // The golden of an integer output is in the output's dtype on the device; the host's copy
+      // is the f64 one compare_output takes.
+      const HostTensor on_host = to_host(actual, data.output_shapes[o], stream);
+      findings.push_back(compare_output(
+          host_compare_inputs(problem, o, data, on_host, nullptr, exact_percentiles)));
+      continue;
+    }
+    DeviceCompareInputs in;
+    static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, exact_percentiles);
+    in.shape = data.output_shapes[o];
+    in.actual = actual;
+    in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
+    in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
+    findings.push_back(comparator.compare(in, stream));
+  }
+  return findings;
+}
+
+} // namespace kj::judge

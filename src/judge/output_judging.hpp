@@ -1,0 +1,39 @@
+// How one run's outputs are judged against a case's golden and reference, shared by the check
+// (judge/check.cpp) and the bench's timing loop (judge/cuda/timing_loop.cpp): the rules an output is held
+// to, the host comparator's inputs, and a CUDA run's outputs judged where they lie.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <cuda.h>
+
+#include "judge/case_oracle.hpp"
+#include "judge/kernel_under_test.hpp"
+#include "kjudge/compare.hpp"
+#include "kjudge/device_compare.hpp"
+#include "kjudge/spec.hpp"
+
+namespace kj::judge {
+
+// The rules output `o` is judged by: the problem's (or, against an --against kernel, bit-exact).
+CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
+                           const CaseData& data, bool exact_percentiles);
+
+// What output `o`'s host comparison takes: `actual` against the case's golden and reference, or,
+// given the --against kernel's outputs, against its output bit-exactly.
+CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const CaseData& data,
+                                  const HostTensor& actual,
+                                  const std::vector<HostTensor>* against_outputs,
+                                  bool exact_percentiles);
+
+// The findings of a CUDA run's outputs (run.device_outputs) against the case's golden and
+// reference on the device: float outputs by the GPU comparator where they lie, integer ones
+// copied to the host and judged there against the host golden. Throws SpecError as
+// compare_output does.
+std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const CaseData& data,
+                                                const RunOutcome& run,
+                                                DeviceComparator& comparator, CUstream stream,
+                                                bool exact_percentiles);
+
+} // namespace kj::judge
