@@ -259,7 +259,7 @@ TEST_F(Check, TheGpuComparatorsVerdictIsTheHosts) {
                         Pick{"softmax", "traps/zeros.cu"},
                         Pick{"softmax", "traps/no_max_subtraction.cu"},
                         Pick{"layernorm", "traps/eps_outside_sqrt.cu"},
-                        Pick{"matmul", "traps/kTailDropped.cu"},
+                        Pick{"matmul", "traps/k_tail_dropped.cu"},
                         Pick{"reduce_sum", "solutions/split_two_pass.cu"},
                         Pick{"relu", "traps/fmax_drops_nan.cu"}}) {
     CheckOptions on_host = options();
