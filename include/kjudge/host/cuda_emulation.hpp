@@ -546,11 +546,49 @@ T atomicXor(T* p, T v) {
   return std::atomic_ref<T>(*p).fetch_xor(v);
 }
 
-// Loads through the read-only cache are plain loads here.
-template <class T>
-T __ldg(const T* p) {
-  return *p;
+// CUDA's wrapping counters: atomicInc stores 0 once the old value reached `limit`, else old + 1;
+// atomicDec stores `limit` when the old value is 0 or above it, else old - 1. Both return the old
+// value (the "last block done" pattern counts blocks with atomicInc).
+inline unsigned atomicInc(unsigned* p, unsigned limit) {
+  std::atomic_ref<unsigned> a(*p);
+  unsigned old = a.load();
+  while (!a.compare_exchange_weak(old, old >= limit ? 0u : old + 1u)) {
+  }
+  return old;
 }
+inline unsigned atomicDec(unsigned* p, unsigned limit) {
+  std::atomic_ref<unsigned> a(*p);
+  unsigned old = a.load();
+  while (!a.compare_exchange_weak(old, old == 0u || old > limit ? limit : old - 1u)) {
+  }
+  return old;
+}
+
+// Loads through the read-only cache, and loads and stores with a cache hint (streaming, global
+// only, write-through, ...), are plain loads and stores here: the hint changes where a line is
+// kept, never a value.
+#define KJH_PLAIN_LOAD(name)                                                                   \
+  template <class T>                                                                           \
+  T name(const T* p) {                                                                         \
+    return *p;                                                                                 \
+  }
+#define KJH_PLAIN_STORE(name)                                                                  \
+  template <class T>                                                                           \
+  void name(T* p, T v) {                                                                       \
+    *p = v;                                                                                    \
+  }
+KJH_PLAIN_LOAD(__ldg)
+KJH_PLAIN_LOAD(__ldca)
+KJH_PLAIN_LOAD(__ldcg)
+KJH_PLAIN_LOAD(__ldcs)
+KJH_PLAIN_LOAD(__ldlu)
+KJH_PLAIN_LOAD(__ldcv)
+KJH_PLAIN_STORE(__stwb)
+KJH_PLAIN_STORE(__stcg)
+KJH_PLAIN_STORE(__stcs)
+KJH_PLAIN_STORE(__stwt)
+#undef KJH_PLAIN_LOAD
+#undef KJH_PLAIN_STORE
 
 // ---- math ----------------------------------------------------------------------------------------
 

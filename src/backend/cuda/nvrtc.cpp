@@ -289,8 +289,12 @@ CompilePlan plan_compile(std::string_view source, std::string_view file_name,
   // does not change the code.
   plan.argv = {"--gpu-architecture=sm_" + plan.arch_suffix, "-std=c++17", "-frandom-seed=1",
                "-lineinfo"};
-  if (!options.kjudge_include.empty())
+  if (!options.kjudge_include.empty()) {
     plan.argv.push_back("--include-path=" + options.kjudge_include.string());
+    // cuda_runtime.h and cuda.h: kjudge's stand-ins, before the toolkit's.
+    plan.argv.push_back("--include-path=" + (options.kjudge_include / "kjudge" / "compat").string());
+    plan.argv.push_back("--pre-include=kjudge/prelude.cuh");
+  }
   for (const auto& dir : toolkit)
     plan.argv.push_back("--include-path=" + dir.string());
   plan.argv.insert(plan.argv.end(), options.options.begin(), options.options.end());

@@ -190,7 +190,8 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   // What g++ still predefines with -undef -nostdinc (the standard's few) goes, unless NVRTC has
   // it too; then every macro NVRTC predefines, with its expansion.
   std::vector<std::string> argv = {compiler.string(), "-E", "-undef", "-nostdinc", "-std=c++17",
-                                   "-x", "c++", "-I" + options.kjudge_include.string()};
+                                   "-x", "c++", "-I" + options.kjudge_include.string(),
+                                   "-I" + (options.kjudge_include / "kjudge" / "compat").string()};
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
   std::map<std::string, std::string> nvrtc(options.device_macros.begin(),
                                            options.device_macros.end());
@@ -299,7 +300,8 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   std::vector<std::string> argv = {compiler.string(), "-B" + compiler.parent_path().string() + "/",
                                    "-std=c++20", "-O2", "-fPIC", "-shared", "-nostartfiles",
                                    "-pipe", "-pthread", "-ffp-contract=off", "-w",
-                                   "-I" + options.kjudge_include.string()};
+                                   "-I" + options.kjudge_include.string(),
+                                   "-I" + (options.kjudge_include / "kjudge" / "compat").string()};
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
   for (const auto& d : host_include_dirs())
     argv.push_back("-I" + d.string());

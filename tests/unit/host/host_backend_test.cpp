@@ -291,6 +291,46 @@ __global__ void histogram(const int* x, int n, unsigned* bins, double* total) {
   EXPECT_EQ(total, 0.5 * n);
 }
 
+// Code as training codebases write it: cuda_runtime.h included, INFINITY and NULL used, loads
+// and stores with cache hints, and atomicInc's wrapping counter (the "last block done" count).
+TEST_F(HostKernels, CacheHintsAtomicIncDecAndTheRuntimeHeader) {
+  const auto m = build(R"(
+#include <cuda_runtime.h>
+#include <cuda.h>
+__global__ void hints(const float* x, float* y, unsigned* count, unsigned* down, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = __ldcs(x + i) + __ldcg(x + i) + __ldca(x + i) + __ldlu(x + i) + __ldcv(x + i);
+    __stcs(y + i, v > 1e30f ? INFINITY : v);
+    __stcg(y + i, __ldg(y + i) + 1.0f);
+    __stwt(y + i, __ldcs(y + i) * 2.0f);
+    __stwb(y + i, y[i] + (count != NULL ? 0.0f : 1.0f));
+  }
+  atomicInc(count, 9u);
+  atomicDec(down, 4u);
+}
+)",
+                       {"hints"});
+  const int n = 40;
+  std::vector<float> x(n), y(n, -1.0f);
+  for (int i = 0; i < n; ++i)
+    x[i] = static_cast<float>(i);
+  x[7] = 1e38f;
+  unsigned count = 0, down = 2;
+  float *px = x.data(), *py = y.data();
+  unsigned *pc = &count, *pd = &down;
+  int nn = n;
+  void* args[] = {&px, &py, &pc, &pd, &nn};
+  const unsigned grid[3] = {5, 1, 1}, block[3] = {8, 1, 1};
+  ASSERT_EQ(m->launch(0, grid, block, 0, args, 4), "");
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], i == 7 ? INFINITY : (5.0f * static_cast<float>(i) + 1.0f) * 2.0f) << i;
+  // 40 increments wrapping after 9 (0..9, ten values): back to 0. 40 decrements from 2 with
+  // limit 4: 2, 1, 0, then 4, 3, 2, 1, 0 in turns of five, ending at 2 - 40 mod 5 = 2.
+  EXPECT_EQ(count, 0u);
+  EXPECT_EQ(down, 2u);
+}
+
 TEST_F(HostKernels, HalfPrecisionThroughTheToolkitHeader) {
   const auto m = build(R"(
 #include <cuda_fp16.h>

@@ -356,4 +356,21 @@ TEST(CompileModule, PtxComesFreeWithTheCubin) {
   EXPECT_FALSE(m.ptx.empty());
 }
 
+// Code as training codebases write it compiles under NVRTC: cuda_runtime.h and cuda.h are
+// kjudge's stand-ins, INFINITY, NAN and NULL come from the prelude (with no include at all), and
+// the cache-hint loads and stores and atomicInc are NVRTC's own.
+TEST(CompileModule, TrainingCodebaseGlue) {
+  for (const char* includes : {"#include <cuda_runtime.h>\n#include <cuda.h>\n", ""}) {
+    const std::string src = std::string(includes) + R"(
+__global__ void glue(const float* x, float* y, unsigned* count, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && count != NULL) __stcs(y + i, __ldcs(x + i) > 1e30f ? INFINITY : NAN);
+  atomicInc(count, 9u);
+}
+)";
+    const kj::CompiledModule m = kj::compile_module(src, "glue.cu", {"glue"}, base_options());
+    ASSERT_EQ(m.kernels.size(), 1u) << includes;
+  }
+}
+
 } // namespace

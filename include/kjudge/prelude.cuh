@@ -1,0 +1,15 @@
+// What every NVRTC compile of kjudge's sees before the source (--pre-include): the few macros
+// device code takes from the C library headers that nvcc brings in implicitly and NVRTC does
+// not (math.h's INFINITY and NAN, stddef.h's NULL). Each only where the source's own headers
+// have not defined it; the host backend gets the same names from the C++ library.
+#pragma once
+
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef NULL
+#define NULL 0
+#endif
