@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kjudge/cases.hpp"
 
@@ -145,14 +146,25 @@ CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options) {
     } else {
       for (const InputSpec& in : problem.inputs) {
         if (!is_float(in.dtype)) continue;
+        // The kinds refused for one reason (the input's specials leave them out) are one line.
+        std::vector<std::pair<std::string, std::vector<std::string>>> refused;
         for (const SpecialKind kind : special_kinds) {
           const std::string label = fmt::format("{}:{}", in.name, special_kind_name(kind));
           if (auto why = special_refused(in, kind)) {
-            plan.skipped.push_back(CaseSkip{fmt::format("{} {}", first_public->id, label), *why});
+            auto same = std::find_if(refused.begin(), refused.end(),
+                                     [&](const auto& r) { return r.first == *why; });
+            if (same == refused.end()) same = refused.insert(refused.end(), {*why, {}});
+            same->second.emplace_back(special_kind_name(kind));
             continue;
           }
           push(*first_public, 0, identity, SpecialValues{in.name, kind}, label);
         }
+        for (const auto& [why, kinds] : refused)
+          plan.skipped.push_back(CaseSkip{
+              kinds.size() == 1
+                  ? fmt::format("{} {}:{}", first_public->id, in.name, kinds.front())
+                  : fmt::format("{} {}:{{{}}}", first_public->id, in.name, fmt::join(kinds, ", ")),
+              why});
       }
     }
   }

@@ -114,8 +114,6 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
         if (tx == "(" || tx == "[" || tx == "{") ++depth;
         else if (tx == ")" || tx == "]" || tx == "}") --depth;
         else if (tx == ";" && depth == 0) break;
-        else if (tx == "," && depth == 0)
-          refuse(file_name, code[i].line, "a __shared__ declaration of several variables");
         else if (tx == "=" && depth == 0)
           refuse(file_name, code[i].line, "an initialised __shared__ variable");
       }
@@ -137,37 +135,70 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
       // `volatile T* p` a pointer to volatile, and moving it would turn one into the other.
       parts.push_back(k);
     }
-    // The name: the identifier before the first `[` (or the last token).
-    std::size_t name_at = parts.size();
-    for (std::size_t p = 0; p < parts.size(); ++p)
-      if (is_punct(code[parts[p]], source, "[")) {
-        name_at = p;
-        break;
+    // Declarators split at the commas outside brackets and template arguments: `float As[..],
+    // Bs[..]` declares two arrays of the first one's base type.
+    std::vector<std::vector<std::size_t>> declarators(1);
+    int nesting = 0;
+    for (const std::size_t k : parts) {
+      const std::string_view tx = code[k].text(source);
+      if (code[k].kind == TokenKind::punct) {
+        if (tx == "(" || tx == "[" || tx == "{" || tx == "<") ++nesting;
+        else if (tx == ")" || tx == "]" || tx == "}" || tx == ">") --nesting;
+        else if (tx == "," && nesting == 0) {
+          declarators.emplace_back();
+          continue;
+        }
       }
-    if (name_at == 0 || name_at > parts.size() ||
-        code[parts[name_at - 1]].kind != TokenKind::identifier)
-      refuse(file_name, code[i].line, "a __shared__ declaration kjudge cannot read");
-    --name_at;
-    auto join = [&](std::size_t from, std::size_t to) {
+      declarators.back().push_back(k);
+    }
+    if (is_extern && declarators.size() > 1)
+      refuse(file_name, code[i].line, "an extern __shared__ declaration of several variables");
+    auto join = [&](const std::vector<std::size_t>& tokens, std::size_t from, std::size_t to) {
       std::string s;
       for (std::size_t p = from; p < to; ++p) {
         if (!s.empty()) s += ' ';
-        s += code[parts[p]].text(source);
+        s += code[tokens[p]].text(source);
       }
       return s;
     };
-    const std::string type = (is_volatile ? "volatile " : "") + join(0, name_at);
-    const std::string name(code[parts[name_at]].text(source));
-    const std::string dims = join(name_at + 1, parts.size());
-    if (type.empty()) refuse(file_name, code[i].line, "a __shared__ declaration without a type");
-    std::string replacement;
-    if (is_extern) {
-      if (dims != "[ ]")
-        refuse(file_name, code[i].line, "an extern __shared__ declaration that is not an array []");
-      replacement = fmt::format("{}* {} = ::kjh::dynamic_shared<{}>();", type, name, type);
-    } else {
-      replacement =
-          fmt::format("auto& {} = ::kjh::block_shared<{} {}, {}>();", name, type, dims, next_id++);
+    std::string replacement, base;
+    for (std::size_t d = 0; d < declarators.size(); ++d) {
+      const std::vector<std::size_t>& tokens = declarators[d];
+      // The name: the identifier before the first `[` (or the last token).
+      std::size_t name_at = tokens.size();
+      for (std::size_t p = 0; p < tokens.size(); ++p)
+        if (is_punct(code[tokens[p]], source, "[")) {
+          name_at = p;
+          break;
+        }
+      if (name_at == 0 || name_at > tokens.size() ||
+          code[tokens[name_at - 1]].kind != TokenKind::identifier)
+        refuse(file_name, code[i].line, "a __shared__ declaration kjudge cannot read");
+      --name_at;
+      // The first declarator's type up to its first `*` or `&` is every declarator's base.
+      if (d == 0) {
+        std::size_t base_end = 0;
+        while (base_end < name_at && !is_punct(code[tokens[base_end]], source, "*") &&
+               !is_punct(code[tokens[base_end]], source, "&"))
+          ++base_end;
+        base = join(tokens, 0, base_end);
+      }
+      const std::string own = d == 0 ? join(tokens, 0, name_at)
+                                     : base + (name_at > 0 ? " " + join(tokens, 0, name_at) : "");
+      const std::string type = (is_volatile ? "volatile " : "") + own;
+      const std::string name(code[tokens[name_at]].text(source));
+      const std::string dims = join(tokens, name_at + 1, tokens.size());
+      if (own.empty()) refuse(file_name, code[i].line, "a __shared__ declaration without a type");
+      if (!replacement.empty()) replacement += ' ';
+      if (is_extern) {
+        if (dims != "[ ]")
+          refuse(file_name, code[i].line,
+                 "an extern __shared__ declaration that is not an array []");
+        replacement += fmt::format("{}* {} = ::kjh::dynamic_shared<{}>();", type, name, type);
+      } else {
+        replacement += fmt::format("auto& {} = ::kjh::block_shared<{} {}, {}>();", name, type,
+                                   dims, next_id++);
+      }
     }
     const std::size_t from = code[first].offset;
     const std::size_t to = code[end].offset + code[end].length;

@@ -42,6 +42,26 @@ StartFailure unsupported(std::string message) {
   return StartFailure{Reason::internal, std::move(message), true};
 }
 
+// The host compiler's errors in its log ("file:line:col: error: ..."), at most three, joined; the
+// log's first lines when it names none. The log's other lines (the function an error is in, the
+// notes after it) say where but not what.
+std::string host_compiler_errors(const std::string& log) {
+  std::string out;
+  int shown = 0;
+  std::size_t at = 0;
+  while (at < log.size() && shown < 3) {
+    std::size_t end = log.find('\n', at);
+    if (end == std::string::npos) end = log.size();
+    const std::string_view line(log.data() + at, end - at);
+    if (line.find(": error: ") != std::string_view::npos ||
+        line.find(": fatal error: ") != std::string_view::npos) {
+      out += (shown++ > 0 ? "; " : "") + std::string(line);
+    }
+    at = end + 1;
+  }
+  return shown > 0 ? out : first_lines(log, 3);
+}
+
 // The arena's bytes at `offset` from its start, named by the buffer they belong to: "of output
 // 'y' (byte 68)" inside one, "4 bytes past the end of input 'x' (80044 bytes)" in a red zone or
 // the padding after it, "outside every buffer" in the guard regions around the arena.
@@ -159,7 +179,7 @@ std::optional<StartFailure> HostKernelRunner::start() {
     // NVRTC accepted it, so it is CUDA: what the host compiler refuses is the emulation's gap.
     return unsupported(fmt::format("unsupported on host backend: the host compiler refuses what "
                                    "NVRTC accepts: {}",
-                                   first_lines(e.log(), 3)));
+                                   e.log().empty() ? e.what() : host_compiler_errors(e.log())));
   } catch (const std::exception& e) {
     return StartFailure{Reason::internal, fmt::format("host build: {}", e.what())};
   }

@@ -203,8 +203,10 @@ TEST(EnumerateCases, SpecialsListsTheValuesAnInputTakes) {
   EXPECT_EQ(ids(plan), (std::vector<std::string>{"ab12cd34:public0:0:id",
                                                  "ab12cd34:public0:0:B:nan",
                                                  "ab12cd34:public0:0:B:neg_zero"}));
-  EXPECT_EQ(skips(plan).size(), 4u);
-  EXPECT_EQ(skips(plan).back(), "public0 B:dtype_max: not in the specials of input 'B'");
+  // The values left out for the one reason are one line, not one each.
+  EXPECT_EQ(skips(plan), (std::vector<std::string>{"public0 B:{pos_inf, neg_inf, subnormal, "
+                                                   "dtype_max}: not in the specials of input "
+                                                   "'B'"}));
   // An empty list given: no special-value case for the input at all.
   p.inputs[0].specials.clear();
   EXPECT_EQ(ids(enumerate_cases(p, options)),

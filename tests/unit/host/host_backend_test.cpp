@@ -63,6 +63,24 @@ TEST(HostRewrite, SharedDeclarationsBecomePerBlockStorageOnTheirOwnLines) {
   EXPECT_NE(out.find("auto& flag = ::kjh::block_shared<volatile int , 3>();"), std::string::npos)
       << out;
   EXPECT_EQ(out.find("__shared__"), std::string::npos) << out;
+  // Several declarators in one declaration (`__shared__ float As[..], Bs[..];`, common in tiled
+  // kernels): each its own storage, of the first one's base type.
+  const std::string several =
+      rewrite_for_host("__global__ void m(float* y) {\n"
+                       "  __shared__ float As[4][8], *p, Bs[8];\n"
+                       "  __shared__ cuda::std::pair<int, float> q;\n"
+                       "  y[0] = As[0][0] + *p + Bs[0] + q.second;\n"
+                       "}\n",
+                       "m.cu", {"m"});
+  EXPECT_NE(several.find("auto& As = ::kjh::block_shared<float [ 4 ] [ 8 ], 0>(); "
+                         "auto& p = ::kjh::block_shared<float * , 1>(); "
+                         "auto& Bs = ::kjh::block_shared<float [ 8 ], 2>();\n"),
+            std::string::npos)
+      << several;
+  EXPECT_NE(several.find("auto& q = "
+                         "::kjh::block_shared<cuda :: std :: pair < int , float > , 3>();"),
+            std::string::npos)
+      << several;
   // The source's lines keep their numbers: the rewritten part ends where the source did.
   const std::string body = out.substr(0, out.find("// ---- kjudge host backend"));
   EXPECT_EQ(count_lines(body), count_lines(src) + 1) << body; // + the separator's newline
@@ -84,9 +102,9 @@ TEST(HostRewrite, RefusesWhatTheCpuCannotRunWithItsLine) {
             "unsupported on host backend: cooperative groups at c.cu:1");
   EXPECT_EQ(refusal("__global__ void k() {\n\n  nvcuda::wmma::fill_fragment(f, 0);\n}\n"),
             "unsupported on host backend: tensor-core instructions (wmma) at c.cu:3");
-  EXPECT_EQ(refusal("__global__ void k() {\n  __shared__ float a[4], b[4];\n}\n"),
-            "unsupported on host backend: a __shared__ declaration of several variables at "
-            "c.cu:2");
+  EXPECT_EQ(refusal("__global__ void k() {\n  extern __shared__ float a[], b[];\n}\n"),
+            "unsupported on host backend: an extern __shared__ declaration of several variables "
+            "at c.cu:2");
   EXPECT_EQ(refusal("__global__ void k(long long* t) { *t = clock64(); }\n"),
             "unsupported on host backend: clock reads (clock64) at c.cu:1");
   // Every spelling of inline assembly (GCC's __asm could .incbin a host file into the module),
@@ -329,6 +347,32 @@ __global__ void hints(const float* x, float* y, unsigned* count, unsigned* down,
   // limit 4: 2, 1, 0, then 4, 3, 2, 1, 0 in turns of five, ending at 2 - 40 mod 5 = 2.
   EXPECT_EQ(count, 0u);
   EXPECT_EQ(down, 2u);
+}
+
+// Two arrays in one declaration are two arrays: a block's dot product through both.
+TEST_F(HostKernels, SeveralSharedArraysInOneDeclaration) {
+  const auto m = build(R"(
+__global__ void dot(const float* x, const float* y, float* out) {
+  __shared__ float xs[32], ys[32];
+  xs[threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x];
+  ys[threadIdx.x] = y[blockIdx.x * 32 + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float s = 0;
+    for (int k = 0; k < 32; ++k) s += xs[k] * ys[k];
+    out[blockIdx.x] = s;
+  }
+}
+)",
+                       {"dot"});
+  std::vector<float> x(64), y(64), out(2, -1.0f);
+  for (int i = 0; i < 64; ++i)
+    x[i] = static_cast<float>(i % 32), y[i] = i < 32 ? 1.0f : 2.0f;
+  float *px = x.data(), *py = y.data(), *po = out.data();
+  void* args[] = {&px, &py, &po};
+  const unsigned grid[3] = {2, 1, 1}, block[3] = {32, 1, 1};
+  ASSERT_EQ(m->launch(0, grid, block, 0, args, 2), "");
+  EXPECT_EQ(out, (std::vector<float>{496.0f, 992.0f})); // 0 + 1 + ... + 31 = 496
 }
 
 TEST_F(HostKernels, HalfPrecisionThroughTheToolkitHeader) {

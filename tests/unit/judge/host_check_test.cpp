@@ -158,6 +158,29 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_TRUE(v.cases.empty());
 }
 
+// What NVRTC accepts and the host compiler refuses is the emulation's gap: a SKIP whose reason
+// is the host compiler's own error, named at the candidate's file and line, not the first lines
+// of its log.
+TEST(HostCheck, WhatOnlyTheHostCompilerRefusesIsASkipWithItsErrorAtTheCandidatesLine) {
+  const fs::path cand = write_candidate("kjudge_host_gap.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned b = __byte_perm(0u, 0u, 0u);
+  if (i < N) z[i] = x[i] + y[i] + static_cast<float>(b);
+}
+)cu");
+  const Verdict v = judge("vector_add", cand, host_options());
+  EXPECT_EQ(v.outcome, Outcome::skip) << describe(v);
+  ASSERT_EQ(v.skips.size(), 1u) << describe(v);
+  EXPECT_NE(v.skips[0].find("unsupported on host backend: the host compiler refuses what NVRTC "
+                            "accepts: kjudge_host_gap.cu:11:22: error: "),
+            std::string::npos)
+      << v.skips[0];
+  EXPECT_NE(v.skips[0].find("error: '__byte_perm' was not declared in this scope"),
+            std::string::npos)
+      << v.skips[0];
+}
+
 // A right answer that also counts its calls in a __device__ variable: state kept between
 // launches, found in the PTX before anything runs; with the scan's test switch off it passes.
 TEST(HostCheck, AWriteToADeviceVariableIsForbiddenAndPassesWithoutTheScan) {
