@@ -502,7 +502,24 @@ inline unsigned __activemask() {
 // Atomics: blocks run on several CPU threads, so these are real atomics.
 template <class T>
 T atomicAdd(T* p, T v) {
-  return std::atomic_ref<T>(*p).fetch_add(v);
+  if constexpr (std::is_arithmetic_v<T>) {
+    return std::atomic_ref<T>(*p).fetch_add(v);
+  } else {
+    // __half, __half2, __nv_bfloat16, __nv_bfloat162: a compare-and-swap of their bits, the
+    // sum computed as the type computes it (both halves of a pair at once, as on the GPU).
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "atomicAdd of a 2- or 4-byte type");
+    using Bits = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint32_t>;
+    std::atomic_ref<Bits> a(*reinterpret_cast<Bits*>(p));
+    Bits old = a.load();
+    for (;;) {
+      T was;
+      std::memcpy(&was, &old, sizeof(T));
+      const T sum = was + v;
+      Bits now;
+      std::memcpy(&now, &sum, sizeof(T));
+      if (a.compare_exchange_weak(old, now)) return was;
+    }
+  }
 }
 template <class T>
 T atomicSub(T* p, T v) {

@@ -375,6 +375,46 @@ __global__ void dot(const float* x, const float* y, float* out) {
   EXPECT_EQ(out, (std::vector<float>{496.0f, 992.0f})); // 0 + 1 + ... + 31 = 496
 }
 
+// Atomics on half pairs across blocks (several CPU threads), as gradient kernels accumulate:
+// both halves of each pair summed, exactly (integers a 16-bit float holds).
+TEST_F(HostKernels, AtomicAddOnHalfAndBfloat16Pairs) {
+  const auto m = build(R"(
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__global__ void accumulate(__half2* h, __nv_bfloat162* b, __half* one) {
+  atomicAdd(h, __floats2half2_rn(1.0f, 2.0f));
+  atomicAdd(b, __floats2bfloat162_rn(1.0f, 2.0f));
+  atomicAdd(one, __float2half(1.0f));
+}
+)",
+                       {"accumulate"});
+  // The host side of the pairs: two halves' bits, read back as floats by the same header.
+  std::uint32_t h = 0, b = 0;
+  std::uint16_t one = 0;
+  void* ph = &h;
+  void* pb = &b;
+  void* po = &one;
+  void* args[] = {&ph, &pb, &po};
+  const unsigned grid[3] = {16, 1, 1}, block[3] = {8, 1, 1};
+  ASSERT_EQ(m->launch(0, grid, block, 0, args, 4), "");
+  auto half_at = [](std::uint32_t bits, int k) {
+    const std::uint16_t x = static_cast<std::uint16_t>(bits >> (16 * k));
+    const std::uint32_t sign = (x >> 15) & 1u, exp = (x >> 10) & 31u, man = x & 1023u;
+    return (sign ? -1.0 : 1.0) * std::ldexp(1.0 + man / 1024.0, static_cast<int>(exp) - 15);
+  };
+  auto bf16_at = [](std::uint32_t bits, int k) {
+    const std::uint32_t f = (bits >> (16 * k)) << 16;
+    float v;
+    std::memcpy(&v, &f, 4);
+    return static_cast<double>(v);
+  };
+  EXPECT_EQ(half_at(h, 0), 128.0); // 128 threads
+  EXPECT_EQ(half_at(h, 1), 256.0);
+  EXPECT_EQ(bf16_at(b, 0), 128.0);
+  EXPECT_EQ(bf16_at(b, 1), 256.0);
+  EXPECT_EQ(half_at(one, 0), 128.0);
+}
+
 TEST_F(HostKernels, HalfPrecisionThroughTheToolkitHeader) {
   const auto m = build(R"(
 #include <cuda_fp16.h>
