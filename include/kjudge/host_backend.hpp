@@ -130,7 +130,7 @@ private:
 
 // Rewrite and compile, or find in the cache (the key covers the rewritten text, the compiler's
 // version line, the flags and the emulation header); the shared object's path. Throws
-// UnsupportedOnHost, HostCompileLimit, HostLoadTimeCode, or CompileError (kjudge/nvrtc.hpp) with
+// UnsupportedOnHost, HostCompileLimit, HostLoadTimeCode, or CompileError (kjudge/error.hpp) with
 // the compiler's log when the host compiler refuses it.
 std::filesystem::path build_host_module(std::string_view source, std::string_view file_name,
                                         const std::vector<std::string>& expressions,

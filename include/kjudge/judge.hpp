@@ -51,9 +51,9 @@ struct SpareWorkerStats {
 std::shared_ptr<SpareWorkers> make_spare_workers();
 SpareWorkerStats spare_worker_stats(const SpareWorkers& spares);
 
-// The GPU bench's timing loop (judge/cuda/timing_loop.hpp): per timed case, a time-based warm-up, then
-// rounds of samples until both medians (candidate and reference) are steady, with every
-// sample's outputs judged. The defaults are nvbench's stopping rule.
+// The GPU bench's timing loop (src/judge/cuda/timing_loop.hpp): per timed case, a time-based
+// warm-up, then rounds of samples until both medians (candidate and reference) are steady, with
+// every sample's outputs judged. The defaults are nvbench's stopping rule.
 struct TimingOptions {
   double warmup_s = 0.2;     // busy GPU before samples count (an idle GPU answers slowly),
                              // counted from the check's start: its runs keep the GPU busy
@@ -93,7 +93,7 @@ struct CheckOptions {
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;
   // Bench (CUDA): once every case passed, the timing loop on the first case of each public
-  // shape set (judge/cuda/timing_loop.hpp); the verdict gets runtimes, floor and resources.
+  // shape set (src/judge/cuda/timing_loop.hpp); the verdict gets runtimes, floor and resources.
   std::optional<TimingOptions> gpu_timing;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID

@@ -8,8 +8,6 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <set>
-#include <string>
 
 #include "judge/defences.hpp"
 #include "judge/trace.hpp"
