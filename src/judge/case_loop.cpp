@@ -222,10 +222,8 @@ bool CaseRunning::judge_in_place(CaseRuns& g, const CaseData& data) {
 // Judging what a case's runs left: unwritten elements, the policy and the rerun's bits, per
 // output. Touches no CUDA state, so any thread may run it.
 struct RunJudging {
-  const Problem& problem;
-  bool poison = true;
-  bool against = false;
-  bool exact_percentiles = false;
+  const CaseLoop& loop;
+  const Problem& problem = loop.problem;
 
   JudgedCase judge_runs(CaseRuns g) const;
   void judge_timed_runs(const CaseRuns& g, CaseFinding& f) const;
@@ -236,8 +234,9 @@ struct RunJudging {
 
 CompareInputs RunJudging::compare_inputs(const CaseRuns& g, std::size_t o,
                                          const HostTensor& actual) const {
-  return host_compare_inputs(problem, o, *g.data, actual, against ? &g.old_outputs : nullptr,
-                             exact_percentiles);
+  return host_compare_inputs(problem, o, *g.data, actual,
+                             loop.against ? &g.old_outputs : nullptr,
+                             loop.settings.asked.exact_percentiles);
 }
 
 JudgedCase RunJudging::judge_runs(CaseRuns g) const {
@@ -258,7 +257,7 @@ JudgedCase RunJudging::judge_runs(CaseRuns g) const {
       const Shape& shape = g.output_shapes[o];
       const HostTensor& a = first.outputs[o];
       const HostTensor* b = second ? &second->outputs[o] : nullptr;
-      if (poison && first.poisoned[o]) {
+      if (loop.settings.defences.poison && first.poisoned[o]) {
         const Unwritten u =
             find_unwritten(a, poison_pattern(0, spec.dtype), b, poison_pattern(1, spec.dtype));
         if (u.count > 0) {
@@ -326,8 +325,7 @@ JudgedCases judge_cases(const CaseLoop& loop, const std::vector<const Case*>& ca
   const CheckSettings& settings = loop.settings;
   PhaseTrace& trace = *settings.trace;
   CaseRunning running{loop};
-  const RunJudging judging{loop.problem, settings.defences.poison, loop.against != nullptr,
-                           settings.asked.exact_percentiles};
+  const RunJudging judging{loop};
   JudgedCases out;
   // Judging runs on the pool, in case order, while this thread drives the kernels through the
   // next cases; at most two per pool thread wait, bounding the host copies held.

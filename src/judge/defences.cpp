@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include "kjudge/test_switches.hpp"
 
@@ -70,12 +68,6 @@ std::set<std::string> unknown_defences(const std::set<std::string>& names) {
     if (std::find(std::begin(kDefences), std::end(kDefences), n) == std::end(kDefences))
       out.insert(n);
   return out;
-}
-
-bool defence_disabled(std::string_view name) {
-  const char* value = std::getenv("KJ_TEST_DISABLE");
-  if (value == nullptr) return false;
-  return parse_disabled(value).count(std::string(name)) > 0;
 }
 
 Defences Defences::all_but(const std::set<std::string>& disabled) {

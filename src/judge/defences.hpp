@@ -67,12 +67,10 @@ struct Defences {
 inline constexpr std::string_view kDefences[] = {
     "isolation", "redzone", "poison", "input_hash", "rerun", "static_scan", "regenerate"};
 // "poison, redzone" -> {"poison", "redzone"}: comma-separated, blanks trimmed, empty items
-// ignored. Unknown names are kept (defence_disabled never matches them) and reported by
+// ignored. Unknown names are kept (Defences::all_but turns nothing off for them) and reported by
 // unknown_defences, so a typo cannot silently leave a test's defence on.
 std::set<std::string> parse_disabled(std::string_view value);
 std::set<std::string> unknown_defences(const std::set<std::string>& names);
 
-// Whether $KJ_TEST_DISABLE names `name` (read on every call, so a test may set it at run time).
-bool defence_disabled(std::string_view name);
 
 } // namespace kj::judge

@@ -209,16 +209,22 @@ TEST(Defences, ParseDisabled) {
       unknown_defences(parse_disabled("isolation,redzone,poison,input_hash,rerun")).empty());
 }
 
-TEST(Defences, ReadFromTheEnvironmentOnEveryCall) {
-  ::unsetenv("KJ_TEST_DISABLE");
-  EXPECT_FALSE(defence_disabled("poison"));
-  ::setenv("KJ_TEST_DISABLE", "redzone, poison", 1);
-  EXPECT_TRUE(defence_disabled("poison"));
-  EXPECT_TRUE(defence_disabled("redzone"));
-  EXPECT_FALSE(defence_disabled("rerun"));
-  EXPECT_FALSE(defence_disabled("pois")); // whole names only
-  ::unsetenv("KJ_TEST_DISABLE");
-  EXPECT_FALSE(defence_disabled("poison"));
+// The switches a check resolves once (check.cpp reads KJ_TEST_DISABLE at its start): whole
+// names only, and every name of kDefences turns its own defence off.
+TEST(Defences, TheSwitchesNamedTurnOffTheirDefencesOnly) {
+  EXPECT_TRUE(Defences::all_but(parse_disabled("")).poison);
+  const Defences d = Defences::all_but(parse_disabled("redzone, poison"));
+  EXPECT_FALSE(d.poison);
+  EXPECT_FALSE(d.redzone);
+  EXPECT_TRUE(d.rerun);
+  EXPECT_TRUE(Defences::all_but(parse_disabled("pois")).poison); // whole names only
+  std::set<std::string> every;
+  for (const std::string_view name : kDefences)
+    every.emplace(name);
+  const Defences none = Defences::all_but(every);
+  for (const bool on : {none.isolation, none.redzone, none.poison, none.input_hash, none.rerun,
+                        none.static_scan, none.regenerate})
+    EXPECT_FALSE(on);
 }
 
 } // namespace
