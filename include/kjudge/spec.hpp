@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,8 +100,12 @@ struct ScalarSpec {
   Location where;
 };
 
-enum class InitRule { poison, zero };
-std::string_view init_rule_name(InitRule);             // "poison" | "zero"
+// How a tensor starts a run: poisoned (every element must be written), zeroed, or (outputs only)
+// drawn from a distribution like an input: an in-out tensor the kernel reads and updates
+// (a gradient it accumulates into), which the golden and the reference start from too.
+enum class InitRule { poison, zero, drawn };
+std::string_view init_rule_name(InitRule);             // "poison" | "zero" | "drawn"
+// "poison" or "zero"; a distribution (InitRule::drawn) is parsed by its own rule.
 std::optional<InitRule> parse_init_rule(std::string_view);
 
 struct OutputSpec {
@@ -114,7 +119,10 @@ struct OutputSpec {
   // max_fraction (ratio) | threshold (rel_l2, cosine) | k, threshold (topk).
   PolicySpec policy;
   std::optional<int> slice;  // axis judged slice by slice by `relative`
+  // `init = "poison" | "zero" | <distribution>`: a distribution ("normal(0, 1)", not file())
+  // makes the output an in-out tensor whose initial values are `initial`'s.
   InitRule init = InitRule::poison;
+  Distribution initial;
   std::optional<std::string> ties;  // integer outputs of float computations
   Location where;
 };
@@ -143,6 +151,27 @@ struct LaunchSpec {
   // The kernel name without template arguments ("softmax_rows").
   std::string kernel_base_name() const;
 };
+
+// A precondition a problem lets candidates declare (`may_require`) and a candidate declares
+// (`requires`): an integer expression of the dims and integer scalars that must be non-zero
+// ("C % 8 == 0"), or aligned(tensor, N), the tensor's first byte on an N-byte boundary. kjudge
+// starts every tensor on a 256-byte boundary on both backends, so aligned() with N <= 256 (a
+// power of two) always holds; a larger N is refused at load.
+struct Precondition {
+  std::string text;         // as written
+  std::optional<Expr> expr; // none for aligned()
+  std::string tensor;       // aligned(tensor, N)
+  std::int64_t alignment = 0;
+  Location where;
+  // Whether a shape set's Env meets it; throws SpecError as Expr::eval does.
+  bool holds(const Env& env) const;
+  // The text without blanks: how a candidate's `requires` entry is matched to `may_require`.
+  std::string normalized() const;
+};
+// Parse one precondition; `names` are the integer names it may use, `tensors` the tensors.
+Precondition parse_precondition(std::string_view text, const Location& where,
+                                const std::set<std::string, std::less<>>& names,
+                                const std::set<std::string, std::less<>>& tensors);
 
 struct KernelSource {
   std::filesystem::path path;
@@ -241,6 +270,7 @@ struct Problem {
   std::optional<KernelSource> golden;      // [golden] plan where the template trick does not fit
   std::vector<std::string> allowed_options;
   std::vector<std::string> forbid;
+  std::vector<Precondition> may_require;  // what candidates may declare in `requires`
   std::vector<RecordedBaseline> baselines;
   std::optional<TimedBaseline> timed_baseline;  // at most one
   std::string hash;  // hex SHA-256 of problem.toml and every file it names
@@ -279,6 +309,9 @@ struct Candidate {
   KernelSource source;                 // text and launches
   std::vector<ScratchSpec> scratch;
   std::vector<std::string> options;    // checked against Problem::allowed_options
+  // Each one of Problem::may_require (as the problem writes it): cases whose shapes do not meet
+  // one are not run and count as not passed (docs/design.md "Preconditions").
+  std::vector<Precondition> requirements;  // `requires = [...]` in the front-matter
 };
 
 // Read a candidate file and check its front-matter against the problem.

@@ -45,4 +45,13 @@ std::optional<std::string> forbidden_constructs(std::string_view source, std::st
                                                 std::string_view ptx,
                                                 const std::vector<std::string>& forbid);
 
+// The "last block done" hand-off without its fence, as a race (nondeterministic): in one
+// kernel's PTX, in text order, a store to global memory, then an atomic whose result is used
+// (`atom`, not `red`) with no gpu- or system-scope fence (`__threadfence()`, a release atomic)
+// between them, then a plain load from global memory. Nothing then orders the store before
+// the atomic for the block that reads after seeing its result, so the reader may see stale
+// data; the GPU rarely shows it, which is why it is found here. One message naming the three
+// lines, or nullopt.
+std::optional<std::string> unfenced_handoff(std::string_view ptx, std::string_view file_name);
+
 } // namespace kj

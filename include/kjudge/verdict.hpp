@@ -19,6 +19,7 @@ enum class Reason {
   compile_error, launch_error, forbidden_construct,
   crash, timeout, oob_write, input_modified, unwritten_output,
   nonfinite, nondeterministic, stale_output, mismatch, impossible_speed,
+  precondition,  // the candidate's preconditions exclude a whole public or hidden shape set
   // ERROR
   spec_error,  // exit 2
   internal,    // exit 3
@@ -214,7 +215,10 @@ struct CaseFinding {
   std::string message;
   std::vector<OutputFinding> outputs;
   std::optional<CaseTiming> timing;  // timed cases of a bench
-  bool pass() const { return reason == Reason::none; }
+  // Not run: its shapes do not meet a precondition the candidate declared (`requires`). It
+  // counts as not passed but never decides the verdict's reason.
+  bool excluded = false;
+  bool pass() const { return reason == Reason::none && !excluded; }
 };
 
 // What the run was made with, written first in every JSON and JSON Lines report.
@@ -242,6 +246,8 @@ struct Verdict {
   std::vector<CaseFinding> cases;       // canonical order
   std::int64_t cases_total = 0;
   std::int64_t cases_passed = 0;
+  std::int64_t cases_excluded = 0;      // by the candidate's preconditions (`requires`)
+  std::vector<std::string> preconditions; // the candidate's `requires`, as the problem writes them
   std::vector<std::string> skips;       // "SKIP(reason)" lines: checks that could not run
   // Defences a test switch turned off (KJ_TEST_DISABLE with --unsafe-test-switches): a verdict
   // with any is no judgement of the candidate.

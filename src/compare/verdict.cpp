@@ -21,7 +21,7 @@ struct ReasonInfo {
 };
 
 // One table so that name and parse can never disagree.
-constexpr std::array<ReasonInfo, 16> kReasons{{
+constexpr std::array<ReasonInfo, 17> kReasons{{
     {Reason::none, "none"},
     {Reason::compile_error, "compile_error"},
     {Reason::launch_error, "launch_error"},
@@ -36,6 +36,7 @@ constexpr std::array<ReasonInfo, 16> kReasons{{
     {Reason::stale_output, "stale_output"},
     {Reason::mismatch, "mismatch"},
     {Reason::impossible_speed, "impossible_speed"},
+    {Reason::precondition, "precondition"},
     {Reason::spec_error, "spec_error"},
     {Reason::internal, "internal"},
 }};
@@ -110,8 +111,8 @@ ExitCode reason_exit_code(Reason r) {
 //             before any candidate fault, so an ERROR is never reported as a FAIL (a reward
 //             must not punish a candidate for a broken problem).
 //   2 ..      the other reasons outside docs/design.md's list, in enum order (compile_error,
-//             launch_error, forbidden_construct, stale_output, impossible_speed): they stop or
-//             overrule a case as a whole.
+//             launch_error, forbidden_construct, stale_output, impossible_speed, precondition):
+//             they stop or overrule a case as a whole.
 //   100 ..    docs/design.md's list in its order: crash > timeout > ... > mismatch.
 //   1000      none.
 int reason_rank(Reason r) {
@@ -161,6 +162,7 @@ bool not_worth_timing(const std::vector<double>& candidate_ms,
 void Verdict::finalize() {
   cases_total = static_cast<std::int64_t>(cases.size());
   cases_passed = 0;
+  cases_excluded = 0;
 
   // A case's reason is the worst of its own and its outputs'; when an output makes it worse, the
   // case's message becomes that output's, so the message always explains the reason.
@@ -173,6 +175,7 @@ void Verdict::finalize() {
       }
     }
     if (c.pass()) ++cases_passed;
+    if (c.excluded) ++cases_excluded;
   }
 
   // The first failing case in canonical order decides, except that an ERROR anywhere decides
@@ -186,7 +189,7 @@ void Verdict::finalize() {
   }
   if (!decisive) {
     for (const auto& c : cases) {
-      if (!c.pass()) {
+      if (!c.pass() && !c.excluded) {
         decisive = &c;
         break;
       }
@@ -210,7 +213,7 @@ void Verdict::finalize() {
   outcome = reason_outcome(reason);
   // Nothing judged and nothing wrong is not a pass: docs/design.md's "a check that cannot run says
   // SKIP, it never passes silently".
-  if (reason == Reason::none && cases.empty()) outcome = Outcome::skip;
+  if (reason == Reason::none && cases_excluded == cases_total) outcome = Outcome::skip;
 }
 
 ExitCode Verdict::exit_code() const {

@@ -7,6 +7,7 @@
 #include "judge/defences.hpp"
 #include "judge/findings.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/inputs.hpp"
 #include "kjudge/lex.hpp"
 
 namespace kj::judge {
@@ -59,6 +60,10 @@ std::uint64_t CaseData::input_bytes() const {
     n += b.bytes();
   for (const auto& t : host_master)
     n += t.nbytes();
+  for (const auto& t : initial)
+    n += t.nbytes();
+  for (const auto& b : device_initial)
+    n += b.bytes();
   return n;
 }
 
@@ -145,12 +150,12 @@ std::vector<HostTensor> checked_reference_outputs(
   };
   bool suspicious = false;
   for (std::size_t o = 0; o < first.size() && !suspicious; ++o)
-    if (problem.outputs[o].init != InitRule::zero)
+    if (problem.outputs[o].init == InitRule::poison)
       suspicious = find_unwritten(first[o], pattern(o, 0), nullptr, 0).count > 0;
   if (!suspicious) return first;
   std::vector<HostTensor> again = rerun();
   for (std::size_t o = 0; o < first.size(); ++o) {
-    if (problem.outputs[o].init == InitRule::zero) continue;
+    if (problem.outputs[o].init != InitRule::poison) continue;
     const Unwritten u = find_unwritten(first[o], pattern(o, 0), &again[o], pattern(o, 1));
     if (u.count > 0)
       throw SpecError({}, fmt::format("case {}: the {} leaves {} of {} elements of output '{}' "
@@ -174,6 +179,24 @@ CaseData case_frame(const Problem& problem, const Case& c) {
                                          c.special->kind == SpecialKind::pos_inf ||
                                          c.special->kind == SpecialKind::neg_inf);
   return data;
+}
+
+std::vector<HostTensor> initial_outputs(const Problem& problem, const CaseData& data, const Case& c,
+                                        std::uint32_t visit) {
+  std::vector<HostTensor> out(problem.outputs.size());
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+    const OutputSpec& spec = problem.outputs[o];
+    if (spec.init != InitRule::drawn) continue;
+    InputSpec as_input;
+    as_input.name = spec.name;
+    as_input.dtype = spec.dtype;
+    as_input.shape = spec.shape;
+    as_input.dist = spec.initial;
+    as_input.where = spec.where;
+    const StreamId stream{c.seed, static_cast<std::uint32_t>(problem.inputs.size() + o), visit};
+    out[o] = generate_input(as_input, data.output_shapes[o], stream, {}, nullptr, problem.dir);
+  }
+  return out;
 }
 
 std::uint64_t largest_case_elements(const Problem& problem, const std::vector<const Case*>& cases) {

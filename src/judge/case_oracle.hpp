@@ -29,6 +29,10 @@ struct CaseData {
   std::vector<Shape> output_shapes;  // per problem output
   std::vector<DeviceBuffer> master;  // per input: the generated inputs, never exported
   std::vector<HostTensor> host_master; // the same on the host backend (master stays empty)
+  // Per output: an in-out tensor's initial values (InitRule::drawn), in its dtype, on the host
+  // (both backends) and on the device (CUDA); empty for the other outputs.
+  std::vector<HostTensor> initial;
+  std::vector<DeviceBuffer> device_initial;
   std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
   std::vector<HostTensor> reference; // per output, in its dtype
   double reference_s = 0;            // wall time of the reference's launches
@@ -97,6 +101,11 @@ Location file_location(const std::filesystem::path& path);
 
 // A case's dims, shapes and special-value flags: CaseData without any tensor.
 CaseData case_frame(const Problem& problem, const Case& c);
+
+// The initial values of each in-out output, drawn like an input on a stream of its own (after
+// the inputs'), without transforms or special values; an empty tensor for the other outputs.
+std::vector<HostTensor> initial_outputs(const Problem& problem, const CaseData& data, const Case& c,
+                                        std::uint32_t visit);
 
 // The elements of all outputs of the largest of `cases` (a case whose shapes do not evaluate
 // counts 0: the oracle reports it when it reaches the case).

@@ -7,6 +7,8 @@
 // cannot run, is a SKIP.
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -142,6 +144,82 @@ std::vector<const Case*> plan_cases(const CheckSettings& settings, const Problem
   return cases;
 }
 
+// "C = 1001": the values of the names a precondition reads.
+std::string describe_names(const Precondition& r, const Env& env) {
+  std::vector<std::string> parts;
+  if (r.expr)
+    for (const std::string& name : r.expr->names())
+      if (const auto it = env.find(name); it != env.end())
+        parts.push_back(fmt::format("{} = {}", name, it->second));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The cases whose shapes do not meet a precondition the candidate declared, taken out of
+// `cases` as findings of their own: not run, counted as not passed. A hidden case's message
+// names the precondition, never its dims.
+std::vector<CaseFinding> exclude_by_preconditions(const Problem& problem,
+                                                  const Candidate& candidate,
+                                                  std::vector<const Case*>& cases) {
+  std::vector<CaseFinding> excluded;
+  if (candidate.requirements.empty()) return excluded;
+  std::vector<const Case*> kept;
+  for (const Case* c : cases) {
+    const Env env = shape_env(problem, c->shapes.dims);
+    const Precondition* unmet = nullptr;
+    for (const Precondition& r : candidate.requirements) {
+      bool holds = false;
+      try {
+        holds = r.holds(env);
+      } catch (const SpecError&) {
+        // A precondition that cannot be evaluated on these shapes does not hold on them.
+      }
+      if (!holds) {
+        unmet = &r;
+        break;
+      }
+    }
+    if (!unmet) {
+      kept.push_back(c);
+      continue;
+    }
+    CaseFinding f;
+    f.case_id = c->id;
+    f.case_class = c->case_class();
+    f.hidden = c->shapes.hidden;
+    f.excluded = true;
+    f.message = fmt::format("not run: the candidate requires '{}', which {} do not meet",
+                            unmet->text,
+                            f.hidden ? std::string("this hidden case's shapes")
+                                     : fmt::format("its shapes ({})", describe_names(*unmet, env)));
+    excluded.push_back(std::move(f));
+  }
+  cases = std::move(kept);
+  return excluded;
+}
+
+// The declared shape sets (public and hidden, not perturbations of them) whose every case the
+// candidate's preconditions exclude: it is not judged on a shape the problem names, so the
+// verdict is FAIL(precondition). Empty when none is.
+std::string shape_sets_excluded(const CasePlan& plan, const std::vector<CaseFinding>& excluded) {
+  std::map<std::string, std::pair<int, int>> per_set; // id -> (cases, excluded)
+  std::set<std::string> excluded_ids;
+  for (const CaseFinding& f : excluded)
+    excluded_ids.insert(f.case_id);
+  for (const Case& c : plan.cases) {
+    if (c.shapes.perturbation) continue;
+    auto& [all, out] = per_set[c.shapes.id];
+    ++all;
+    if (excluded_ids.contains(c.id)) ++out;
+  }
+  std::vector<std::string> sets;
+  for (const auto& [id, counts] : per_set)
+    if (counts.first > 0 && counts.first == counts.second) sets.push_back(id);
+  if (sets.empty()) return {};
+  return fmt::format("the candidate's preconditions exclude every case of shape set{} {}: a "
+                     "candidate must run on every shape set the problem declares",
+                     sets.size() == 1 ? "" : "s", fmt::join(sets, ", "));
+}
+
 // The candidate's runner and, with --against, the old kernel's (as untrusted as the candidate:
 // its own worker and defences), both started. An early end of the check when either cannot
 // start: the candidate's fault, or for the old kernel the problem's.
@@ -256,6 +334,13 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     std::vector<const Case*> cases = plan_cases(settings, problem, plan, v);
     if (auto refused = resolve_settings(settings, v))
       return draft.failed_early(Reason::internal, *refused);
+    for (const Precondition& r : candidate.requirements)
+      v.preconditions.push_back(r.text);
+    std::vector<CaseFinding> excluded = exclude_by_preconditions(problem, candidate, cases);
+    if (std::string unjudged = shape_sets_excluded(plan, excluded); !unjudged.empty()) {
+      v.cases = std::move(excluded);
+      return draft.failed_early(Reason::precondition, std::move(unjudged));
+    }
     CaseCache* cache = usable_case_cache(settings);
     const std::unique_ptr<CheckBackend> backend = make_backend(settings, problem, cache, v);
     backend->order_cases(cases);
@@ -275,6 +360,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (!judged.halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); }))
       backend->time_public_cases(*kernels.candidate, cases, v);
+    std::move(excluded.begin(), excluded.end(), std::back_inserter(v.cases));
   } catch (const Error& e) {
     return draft.ended_by(e);
   } catch (const std::exception& e) { // the standard library's own (bad_alloc, ...)

@@ -125,14 +125,18 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
     module.kernels = std::move(hit->kernels);
     module.log = std::move(hit->log);
     module.from_cache = true;
-    if (settings.defences.static_scan)
+    if (settings.defences.static_scan) {
       module.forbidden =
           forbidden_constructs(request.source, request.file_name, hit->ptx, problem.forbid);
+      module.unfenced = unfenced_handoff(hit->ptx, request.file_name);
+    }
   } else if (auto failed = compile_by_worker(role, kernel, problem, settings, request, module)) {
     return failed;
   }
   if (settings.defences.static_scan && module.forbidden)
     return fail(Reason::forbidden_construct, *module.forbidden);
+  if (settings.defences.static_scan && module.unfenced)
+    return fail(Reason::nondeterministic, *module.unfenced);
   return std::nullopt;
 }
 
@@ -193,6 +197,8 @@ bool plan_run(const std::string& role, const Candidate& kernel, const Problem& p
     Fill f;
     if (init == InitRule::zero) {
       f.kind = Fill::Kind::zero;
+    } else if (init == InitRule::drawn) {
+      f.kind = Fill::Kind::initial;
     } else if (settings.defences.poison) {
       f.kind = Fill::Kind::pattern;
       f.pattern = poison_pattern(run_index, dtype);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <ostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -93,16 +94,24 @@ void print_output(std::ostream& out, const OutputFinding& f, const ReportOptions
     if (!std::isnan(b.rms_bound)) bound += fmt::format(", rms {}", num(b.rms_bound));
     out << fmt::format("    {:<11} {}\n", "bound", bound);
     if (!b.source.empty()) out << fmt::format("    {:<11} {}\n", "from", b.source);
-    out << fmt::format("    {:<11} max {}, rms {}\n", "reached", num(b.max_error),
-                       num(b.rms_error));
+    if (std::isnan(b.max_error))
+      // NaN where a number is expected (an element never written, or computed as NaN): no
+      // error figure covers it, and the statistics below leave it out.
+      out << fmt::format("    {:<11} no error figure: elements hold NaN where the expected value "
+                         "is a number (never written, or computed as NaN)\n",
+                         "reached");
+    else
+      out << fmt::format("    {:<11} max {}, rms {}\n", "reached", num(b.max_error),
+                         num(b.rms_error));
   }
+  const bool nan_only = std::isnan(b.max_error) && f.stats.abs.max == 0 && f.stats.rel.max == 0;
   if (f.worst) out << fmt::format("    {:<11} {}\n", "worst", element_text(*f.worst));
   for (std::size_t i = 0; i < f.first.size() && i < kFirstShown; ++i)
     out << fmt::format("    {:<11} {}\n", i == 0 ? "first" : "", element_text(f.first[i]));
   if (f.first.size() > kFirstShown)
     out << fmt::format("    {:<11} ... {} more listed in the JSON report\n", "",
                        f.first.size() - kFirstShown);
-  print_percentiles(out, f.stats);
+  if (!nan_only) print_percentiles(out, f.stats);
   for (const auto& r : f.regions)
     out << fmt::format("    {:<11} {}: {} of {} elements beyond its bound, {} allowed "
                        "(reference: {}){}\n",
@@ -138,7 +147,7 @@ public:
     const std::string head = outcome_text(v.outcome, v.reason, options_.color);
     std::vector<const CaseFinding*> failing;
     for (const auto& c : v.cases)
-      if (!c.pass()) failing.push_back(&c);
+      if (!c.pass() && !c.excluded) failing.push_back(&c);
     const CaseFinding* first = nullptr;
     if (v.first_failing_case)
       for (const auto* c : failing)
@@ -186,6 +195,7 @@ public:
       out_ << "replay: " << v.replay_command << '\n';
     if (v.outcome != Outcome::pass && v.cases_total > 0)
       out_ << fmt::format("{}/{} cases passed\n", v.cases_passed, v.cases_total);
+    if (!v.preconditions.empty()) print_preconditions(v);
     if (v.timer == "cuda_events") {
       print_gpu_bench(v);
     } else {
@@ -214,10 +224,10 @@ public:
         out_ << ": CPU time of the launches on the host backend, not a GPU time";
       out_ << '\n';
       if (v.baseline_runtime_ms && *v.runtime_ms > 0)
-        out_ << fmt::format("baseline {}: {} ms {}, speedup {}x\n", v.baseline,
-                            num(*v.baseline_runtime_ms),
-                            v.baseline_timed ? "timed in this run" : "recorded on " + v.manifest.gpu,
-                            num(*v.baseline_runtime_ms / *v.runtime_ms));
+        out_ << fmt::format(
+            "baseline {}: {} ms {}, speedup {}x\n", v.baseline, num(*v.baseline_runtime_ms),
+            v.baseline_timed ? "timed in this run" : "recorded on " + v.manifest.gpu,
+            num(*v.baseline_runtime_ms / *v.runtime_ms));
     }
     for (const auto& s : v.skips)
       out_ << s << '\n';
@@ -232,6 +242,31 @@ public:
   }
 
 private:
+  // Prominent, since the candidate was judged on fewer cases than the problem has: which
+  // preconditions, how many cases they kept out, and the shape sets of those not hidden.
+  void print_preconditions(const Verdict& v) {
+    std::set<std::string> sets;
+    std::int64_t hidden = 0;
+    for (const CaseFinding& c : v.cases) {
+      if (!c.excluded) continue;
+      if (c.hidden) {
+        ++hidden;
+        continue;
+      }
+      // The shape set's id is the second field of the case id.
+      const std::size_t a = c.case_id.find(':'), b = c.case_id.find(':', a + 1);
+      sets.insert(c.case_id.substr(a + 1, b - a - 1));
+    }
+    out_ << fmt::format("PRECONDITIONS: the candidate requires {}: judged on {} of {} cases; {} "
+                        "not run count as not passed",
+                        fmt::join(v.preconditions, ", "), v.cases_total - v.cases_excluded,
+                        v.cases_total, v.cases_excluded);
+    if (!sets.empty()) out_ << fmt::format(" (shape sets {}", fmt::join(sets, ", "));
+    if (hidden > 0) out_ << fmt::format("{}{} hidden", sets.empty() ? " (" : "; ", hidden);
+    if (!sets.empty() || hidden > 0) out_ << ")";
+    out_ << '\n';
+  }
+
   // The GPU bench's table: per timed case the medians, their spread and the floor, then the
   // launches' resources and the memory held.
   void print_gpu_bench(const Verdict& v) {

@@ -154,7 +154,9 @@ json to_json(const SampleStats& s) {
 }
 
 json to_json(const CaseFinding& c, const ReportOptions& options) {
-  const Outcome outcome = reason_outcome(c.reason);
+  // A case the candidate's preconditions kept out was not run: SKIP, for reason precondition.
+  const Outcome outcome = c.excluded ? Outcome::skip : reason_outcome(c.reason);
+  const Reason reason = c.excluded ? Reason::precondition : c.reason;
   // A generator may read this report: a hidden case tells it only that a hidden case of some
   // class failed and why, never which shape, which values or what the error was.
   if (is_redacted(c, options))
@@ -162,7 +164,7 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
             {"hidden", true},
             {"redacted", true},
             {"outcome", outcome_name(outcome)},
-            {"reason", reason_name(c.reason)}};
+            {"reason", reason_name(reason)}};
   json outputs = json::array();
   for (const auto& o : c.outputs)
     outputs.push_back(to_json(o));
@@ -207,10 +209,11 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
           {"hidden", c.hidden},
           {"redacted", false},
           {"outcome", outcome_name(outcome)},
-          {"reason", reason_name(c.reason)},
+          {"reason", reason_name(reason)},
           {"message", c.message},
           {"outputs", std::move(outputs)},
-          {"timing", std::move(timing)}};
+          {"timing", std::move(timing)},
+          {"excluded", c.excluded}};
 }
 
 json to_json(const Verdict& v, const ReportOptions& options) {
@@ -280,6 +283,10 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"cases_total", v.cases_total},
       {"cases_passed", v.cases_passed},
       {"fraction_passed", json_number(v.fraction_passed())},
+      // Cases not run because their shapes do not meet the candidate's `requires` (counted in
+      // cases_total, not in cases_passed).
+      {"cases_excluded", v.cases_excluded},
+      {"preconditions", v.preconditions},
       {"cases", std::move(cases)},
       {"skips", std::move(skips)},
       // Never absent: a trainer can refuse any verdict whose list is not empty.
@@ -320,6 +327,10 @@ json to_json(const Verdict& v, const ReportOptions& options) {
        {{"eligible", v.outcome == Outcome::pass || v.outcome == Outcome::fail},
         {"correct", correct},
         {"fraction_passed", json_number(v.fraction_passed())},
+      // Cases not run because their shapes do not meet the candidate's `requires` (counted in
+      // cases_total, not in cases_passed).
+      {"cases_excluded", v.cases_excluded},
+      {"preconditions", v.preconditions},
         {"log_error_ratio", optional_number(worst_ratio)},
         {"speedup", optional_number(speedup)}}},
   };

@@ -95,12 +95,13 @@ public:
       const bool redact = is_redacted(c, options_);
       e.name = redact ? fmt::format("hidden case {}", hidden_seen) : c.case_id;
       if (c.hidden) ++hidden_seen;
-      const Outcome o = reason_outcome(c.reason);
+      // A case the candidate's preconditions kept out was not run.
+      const Outcome o = c.excluded ? Outcome::skip : reason_outcome(c.reason);
       e.element = o == Outcome::fail    ? "failure"
                   : o == Outcome::error ? "error"
                   : o == Outcome::skip  ? "skipped"
                                         : "";
-      e.message = std::string(reason_name(c.reason));
+      e.message = std::string(reason_name(c.excluded ? Reason::precondition : c.reason));
       if (!redact) e.body = failure_text(c);
       entries.push_back(std::move(e));
     }

@@ -92,6 +92,34 @@ std::string front_matter_toml(const std::string& source, const Found& f) {
   return out;
 }
 
+// `requires = [...]`: each entry one of the problem's `may_require`, matched without blanks and
+// kept as the problem writes it.
+void load_requirements(const toml::node& node, const Problem& problem, const TomlContext& ctx,
+                       Candidate& c) {
+  const std::vector<std::string> texts = detail::string_list(node, "requires", ctx);
+  const toml::array& arr = *node.as_array();
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    Precondition asked;
+    asked.text = texts[i];
+    const std::string wanted = asked.normalized();
+    const auto allowed =
+        std::find_if(problem.may_require.begin(), problem.may_require.end(),
+                     [&](const Precondition& p) { return p.normalized() == wanted; });
+    if (allowed == problem.may_require.end()) {
+      std::vector<std::string> listed;
+      for (const Precondition& p : problem.may_require)
+        listed.push_back(fmt::format("\"{}\"", p.text));
+      ctx.fail(arr[i], fmt::format("requires[{}]", i),
+               fmt::format("'{}' is not a precondition problem '{}' lets candidates declare "
+                           "(may_require: {})",
+                           texts[i], problem.name,
+                           listed.empty() ? std::string("none")
+                                          : fmt::format("{}", fmt::join(listed, ", "))));
+    }
+    c.requirements.push_back(*allowed);
+  }
+}
+
 } // namespace
 
 Candidate parse_candidate(std::string source, const std::string& name, const Problem& problem) {
@@ -108,7 +136,7 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
     throw SpecError(ctx.at(e.source(), ""),
                     fmt::format("malformed TOML in the launch plan: {}", e.description()));
   }
-  detail::check_keys(root, {"launch", "scratch", "options", "outputs"}, "", ctx);
+  detail::check_keys(root, {"launch", "scratch", "options", "requires", "outputs"}, "", ctx);
 
   Candidate c;
   c.path = name;
@@ -185,6 +213,8 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
     }
   }
 
+  if (const toml::node* n = root.get("requires")) load_requirements(*n, problem, ctx, c);
+
   // What the problem decides (its outputs' initialisation, policies, shapes, cases, timeouts) is
   // not the candidate's to change: an [outputs] table used to switch poisoning off.
   if (const toml::node* n = root.get("outputs"))
@@ -221,6 +251,10 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
         throw SpecError(err.where(), err.bare_message() + " for " + desc);
       }
     }
+    // A set the candidate's preconditions exclude is never run: its plan need not fit it.
+    const bool excluded = std::any_of(c.requirements.begin(), c.requirements.end(),
+                                      [&](const Precondition& r) { return !r.holds(env); });
+    if (excluded) continue;
     for (const LaunchSpec& l : c.source.launches)
       detail::check_launch_values(l, env, desc);
   }

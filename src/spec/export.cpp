@@ -149,6 +149,12 @@ std::string export_problem_toml(const Problem& p) {
   if (p.memory_limit) out += fmt::format("memory_limit = {}\n", quote(p.memory_limit->text()));
   out += fmt::format("allowed_options = {}\n", strings(p.allowed_options));
   out += fmt::format("forbid = {}\n", strings(p.forbid));
+  if (!p.may_require.empty()) {
+    std::vector<std::string> texts;
+    for (const Precondition& r : p.may_require)
+      texts.push_back(r.text);
+    out += fmt::format("may_require = {}\n", strings(texts));
+  }
 
   out += "\n[dims]\n";
   auto dim_set = [](const DimSet& s) {
@@ -205,7 +211,8 @@ std::string export_problem_toml(const Problem& p) {
     out += fmt::format("shape = {}\n", exprs(o.shape));
     out += fmt::format("policy = {}\n", policy_table(o.policy));
     if (o.slice) out += fmt::format("slice = {}\n", *o.slice);
-    out += fmt::format("init = {}\n", quote(init_rule_name(o.init)));
+    out += fmt::format("init = {}\n", quote(o.init == InitRule::drawn ? o.initial.text
+                                                                       : init_rule_name(o.init)));
     if (o.ties) out += fmt::format("ties = {}\n", quote(*o.ties));
   }
   write_source(out, p.reference, p.dir, "reference");

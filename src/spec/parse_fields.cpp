@@ -55,7 +55,7 @@ std::string_view domain_name(Domain d) {
   return "?";
 }
 std::string_view init_rule_name(InitRule r) {
-  return r == InitRule::zero ? "zero" : "poison";
+  return r == InitRule::zero ? "zero" : r == InitRule::drawn ? "drawn" : "poison";
 }
 
 std::optional<Tier> parse_tier(std::string_view s) {
@@ -432,6 +432,49 @@ std::string LaunchSpec::kernel_base_name() const {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
   return std::string(s);
+}
+
+// kjudge's buffers start on this boundary on both backends (cuMemAlloc's alignment; the host
+// arena's slots are 256-byte aligned, red zones included).
+constexpr std::int64_t kBufferAlignment = 256;
+
+Precondition parse_precondition(std::string_view text, const Location& where,
+                                const std::set<std::string, std::less<>>& names,
+                                const std::set<std::string, std::less<>>& tensors) {
+  Precondition p;
+  p.text = std::string(text);
+  p.where = where;
+  const auto call = detail::split_call(text);
+  if (call && call->name == "aligned") {
+    auto bad = [&](const std::string& why) {
+      throw SpecError(where, fmt::format("bad precondition '{}': {} (form: aligned(tensor, N))",
+                                         text, why));
+    };
+    if (call->args.size() != 2) bad("aligned takes a tensor and a byte count");
+    p.tensor = call->args[0];
+    if (!tensors.contains(p.tensor)) bad(fmt::format("'{}' is not a tensor", p.tensor));
+    const auto n = detail::parse_integer(call->args[1]);
+    if (!n || *n <= 0 || (*n & (*n - 1)) != 0) bad("N must be a power of two");
+    if (*n > kBufferAlignment)
+      bad(fmt::format("kjudge's buffers are {}-byte aligned; {} is more than it guarantees",
+                      kBufferAlignment, *n));
+    p.alignment = *n;
+    return p;
+  }
+  p.expr = Expr::parse(text, where);
+  p.expr->check_names(names);
+  return p;
+}
+
+bool Precondition::holds(const Env& env) const {
+  return !expr || expr->eval(env) != 0;
+}
+
+std::string Precondition::normalized() const {
+  std::string out;
+  for (const char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  return out;
 }
 
 } // namespace kj

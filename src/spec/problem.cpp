@@ -63,7 +63,8 @@ void Loader::load(const toml::table& root) {
   detail::check_keys(root,
                      {"name", "summary", "tier", "nan", "signed_zero", "nondeterministic",
                       "floor_bytes", "floor_flops", "memory_limit", "allowed_options", "forbid",
-                      "dims", "input", "scalar", "output", "reference", "golden", "baseline"},
+                      "dims", "input", "scalar", "output", "reference", "golden", "baseline",
+                      "may_require"},
                      "", ctx);
   p.dir = dir;
   p.name = detail::need_string(detail::need_key(root, "name", "", ctx), "name", ctx);
@@ -106,6 +107,14 @@ void Loader::load(const toml::table& root) {
     scope.tensors.insert(in.name);
   for (const OutputSpec& out : p.outputs)
     scope.tensors.insert(out.name);
+  if (const toml::node* n = root.get("may_require")) {
+    const std::vector<std::string> texts = detail::string_list(*n, "may_require", ctx);
+    const toml::array& arr = *n->as_array();
+    for (std::size_t i = 0; i < texts.size(); ++i)
+      p.may_require.push_back(parse_precondition(
+          texts[i], ctx.at(arr[i], fmt::format("may_require[{}]", i)), scope.int_names,
+          scope.tensors));
+  }
 
   // The hash order is fixed: problem.toml (added by the caller), reference, golden, then the
   // file() distributions in input order.

@@ -304,9 +304,7 @@ void Loader::load_outputs(const toml::node& node) {
                              out.shape.size()));
       out.slice = static_cast<int>(axis);
     }
-    if (const toml::node* n = t.get("init"))
-      out.init = need_word<InitRule>(*n, detail::join(field, "init"), ctx, parse_init_rule,
-                                     "poison, zero");
+    if (const toml::node* n = t.get("init")) load_output_init(out, *n, detail::join(field, "init"));
     if (const toml::node* n = t.get("ties")) {
       const std::string tf = detail::join(field, "ties");
       out.ties = detail::need_string(*n, tf, ctx);
@@ -318,6 +316,25 @@ void Loader::load_outputs(const toml::node& node) {
     }
     p.outputs.push_back(std::move(out));
   }
+}
+
+// "poison", "zero", or a distribution: the initial values of an in-out tensor.
+void Loader::load_output_init(OutputSpec& out, const toml::node& node, const std::string& field) {
+  const std::string text = detail::need_string(node, field, ctx);
+  if (const auto rule = parse_init_rule(text)) {
+    out.init = *rule;
+    return;
+  }
+  if (text.find('(') == std::string::npos && text != "arange")
+    ctx.fail(node, field,
+             fmt::format("unknown value '{}' (known: poison, zero, or a distribution such as "
+                         "\"normal(0, 1)\" for an in-out tensor)",
+                         text));
+  out.init = InitRule::drawn;
+  out.initial = parse_distribution(text, ctx.at(node, field));
+  if (out.initial.kind == Distribution::Kind::file)
+    ctx.fail(node, field, "an in-out tensor's initial values are drawn, not read: file() is for "
+                          "inputs");
 }
 
 void Loader::check_policy_fits_tier(const OutputSpec& out, const toml::node& node,

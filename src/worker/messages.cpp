@@ -95,6 +95,8 @@ std::string_view fill_kind_name(Fill::Kind k) {
     return "zero";
   case Fill::Kind::pattern:
     return "pattern";
+  case Fill::Kind::initial:
+    return "initial";
   }
   return "none";
 }
@@ -189,6 +191,7 @@ json to_json(const ModuleMessage& m, std::string_view op) {
             {"log", m.log},
             {"from_cache", m.from_cache}};
   if (m.forbidden) j["forbidden"] = *m.forbidden;
+  if (m.unfenced) j["unfenced"] = *m.unfenced;
   if (op.empty())
     j["ok"] = true;
   else
@@ -210,6 +213,7 @@ ModuleMessage module_message_from_json(const json& j) {
   m.log = get_string(j, "log");
   m.from_cache = get_bool(j, "from_cache");
   if (j.contains("forbidden")) m.forbidden = get_string(j, "forbidden");
+  if (j.contains("unfenced")) m.unfenced = get_string(j, "unfenced");
   return m;
 }
 
@@ -275,12 +279,13 @@ json to_json(const RunRequest& r) {
   for (const auto& b : r.buffers) {
     json o = {{"name", b.name}, {"role", role_name(b.role)}, {"bytes", b.bytes}};
     if (b.arena_offset != 0) o["arena_offset"] = b.arena_offset;
-    if (b.role == BufferRole::input) {
-      o["ipc"] = b.source_ipc;
-      o["ptr"] = b.source_ptr;
-    } else {
+    if (b.role != BufferRole::input) {
       o["fill"] = fill_kind_name(b.fill.kind);
       o["pattern"] = b.fill.pattern;
+    }
+    if (b.role == BufferRole::input || b.fill.kind == Fill::Kind::initial) {
+      o["ipc"] = b.source_ipc;
+      o["ptr"] = b.source_ptr;
     }
     buffers.push_back(std::move(o));
   }
@@ -306,10 +311,7 @@ RunRequest run_request_from_json(const json& j) {
     q.role = parse_role(get_string(b, "role"));
     q.bytes = get_u64(b, "bytes");
     if (b.contains("arena_offset")) q.arena_offset = get_u64(b, "arena_offset");
-    if (q.role == BufferRole::input) {
-      q.source_ipc = get_string(b, "ipc");
-      q.source_ptr = get_u64(b, "ptr");
-    } else {
+    if (q.role != BufferRole::input) {
       const std::string kind = get_string(b, "fill");
       if (kind == "none")
         q.fill.kind = Fill::Kind::none;
@@ -317,9 +319,15 @@ RunRequest run_request_from_json(const json& j) {
         q.fill.kind = Fill::Kind::zero;
       else if (kind == "pattern")
         q.fill.kind = Fill::Kind::pattern;
+      else if (kind == "initial" && q.role == BufferRole::output)
+        q.fill.kind = Fill::Kind::initial;
       else
         bad(fmt::format("unknown fill '{}'", kind));
       q.fill.pattern = get_unsigned(b, "pattern");
+    }
+    if (q.role == BufferRole::input || q.fill.kind == Fill::Kind::initial) {
+      q.source_ipc = get_string(b, "ipc");
+      q.source_ptr = get_u64(b, "ptr");
     }
     r.buffers.push_back(std::move(q));
   }

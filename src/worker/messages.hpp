@@ -46,7 +46,8 @@ BufferRole parse_role(std::string_view name); // throws ProtocolError
 
 // How the worker initialises an output or scratch buffer before the launches.
 struct Fill {
-  enum class Kind { none, zero, pattern };
+  // initial: an in-out tensor's initial values, copied like an input's (source_ipc/source_ptr).
+  enum class Kind { none, zero, pattern, initial };
   Kind kind = Kind::none;
   std::uint32_t pattern = 0; // repeated 32-bit word, little-endian in memory
 };
@@ -55,9 +56,9 @@ struct BufferRequest {
   std::string name;
   BufferRole role = BufferRole::output;
   std::uint64_t bytes = 0;
-  // Inputs: where the worker copies its own input from. A CUDA IPC handle (hex) of the
-  // oracle's staging copy, or, only when the worker runs inside the oracle (the isolation test
-  // switch), a device pointer of the same context.
+  // Inputs and in-out outputs (Fill::Kind::initial): where the worker copies the contents
+  // from. A CUDA IPC handle (hex) of the oracle's staging copy, or, only when the worker runs
+  // inside the oracle (the isolation test switch), a device pointer of the same context.
   std::string source_ipc;
   std::uint64_t source_ptr = 0;
   Fill fill; // outputs and scratch
@@ -168,6 +169,8 @@ struct ModuleMessage {
   bool from_cache = false;
   // The compile worker's static scan of the PTX (forbidden_constructs); none when it is clean.
   std::optional<std::string> forbidden;
+  // Its unfenced "last block done" hand-off (unfenced_handoff): a race, FAIL(nondeterministic).
+  std::optional<std::string> unfenced;
 };
 
 struct KernelInfo {

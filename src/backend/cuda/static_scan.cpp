@@ -360,4 +360,66 @@ std::optional<std::string> forbidden_constructs(std::string_view source, std::st
   return message;
 }
 
+std::optional<std::string> unfenced_handoff(std::string_view ptx, std::string_view file_name) {
+  // Source lines (0: none yet): the latest unfenced global store; the first atomic after one,
+  // and that store.
+  int store = 0, handoff = 0, handed = 0;
+  bool in_function = false, pending_store = false, pending_handoff = false;
+  int loc = 0;
+  std::string function;
+  auto fence = [](std::string_view op) {
+    const bool wide = has_qualifier(op, "gpu") || has_qualifier(op, "sys");
+    return opcode_is(op, "membar") ? !has_qualifier(op, "cta")
+           : opcode_is(op, "fence")
+               ? wide && (has_qualifier(op, "sc") || has_qualifier(op, "acq_rel"))
+               : false;
+  };
+  std::size_t pos = 0;
+  while (pos < ptx.size()) {
+    std::size_t end = ptx.find('\n', pos);
+    if (end == std::string_view::npos) end = ptx.size();
+    std::string_view line = trim(ptx.substr(pos, end - pos));
+    pos = end + 1;
+    if (line.starts_with(".loc")) {
+      const std::vector<std::string_view> w = words_of(line.substr(4));
+      if (w.size() >= 2) loc = std::atoi(std::string(w[1]).c_str());
+      continue;
+    }
+    if (line.find(".entry") != std::string_view::npos ||
+        line.find(".func") != std::string_view::npos) {
+      function = function_name(line);
+      in_function = true;
+      pending_store = pending_handoff = false;
+      continue;
+    }
+    line = without_braces_and_labels(line);
+    const std::string_view op = line.substr(0, line.find_first_of(" \t"));
+    if (!in_function) continue;
+    if (fence(op)) {
+      pending_store = false;
+    } else if (opcode_is(op, "st") && has_qualifier(op, "global")) {
+      pending_store = true;
+      store = loc;
+    } else if (opcode_is(op, "atom") && !has_qualifier(op, "shared")) {
+      const bool releases = (has_qualifier(op, "release") || has_qualifier(op, "acq_rel")) &&
+                            (has_qualifier(op, "gpu") || has_qualifier(op, "sys"));
+      if (releases) pending_store = false;
+      if (pending_store && !pending_handoff) {
+        pending_handoff = true;
+        handoff = loc;
+        handed = store;
+      }
+    } else if (pending_handoff && opcode_is(op, "ld") && has_qualifier(op, "global") &&
+               !has_qualifier(op, "nc")) {
+      return fmt::format("data race: a store to global memory at {0}:{1} reaches an atomic at "
+                         "{0}:{2} with no __threadfence() between them, and a load at {0}:{3} "
+                         "follows the atomic in {4}: a block that reads after seeing the "
+                         "atomic's result may read the store's old value (the \"last block "
+                         "done\" pattern needs the fence)",
+                         file_name, handed, handoff, loc, demangled(function));
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace kj

@@ -149,7 +149,7 @@ void CudaOracle::make_plan_outputs(const CompiledPlan& plan, const Module& modul
   }
   auto fill_outputs = [&](int run) {
     for (std::size_t o = 0; o < n_out; ++o)
-      prepare_output(o, output_ptrs[o], dtype_of(o), data.output_shapes[o], run);
+      prepare_output(o, output_ptrs[o], dtype_of(o), data, run);
   };
   auto read_outputs = [&]() {
     std::vector<HostTensor> host;
@@ -278,13 +278,25 @@ std::vector<DeviceBuffer> CudaOracle::private_inputs(const CaseData& data, bool 
   return copies;
 }
 
-void CudaOracle::prepare_output(std::size_t o, CUdeviceptr ptr, DType dtype, const Shape& shape,
-                            int run) const {
-  const std::size_t bytes = tensor_bytes(dtype, shape);
-  if (problem_.outputs[o].init == InitRule::zero)
+void CudaOracle::prepare_output(std::size_t o, CUdeviceptr ptr, DType dtype, const CaseData& data,
+                                int run) const {
+  const OutputSpec& spec = problem_.outputs[o];
+  const std::size_t bytes = tensor_bytes(dtype, data.output_shapes[o]);
+  switch (spec.init) {
+  case InitRule::zero:
     fill_bytes(ptr, 0, bytes, context_.stream());
-  else
+    break;
+  case InitRule::poison:
     builtins_->fill_pattern(ptr, bytes, poison_pattern(run, dtype), context_.stream());
+    break;
+  case InitRule::drawn:
+    if (dtype == spec.dtype)
+      copy_device(ptr, data.device_initial[o].ptr(), bytes, context_.stream());
+    else // the golden's f64 copy
+      builtins_->widen_to_f64(ptr, data.device_initial[o].ptr(), spec.dtype,
+                              checked_numel(data.output_shapes[o]), context_.stream());
+    break;
+  }
 }
 
 void CudaOracle::time_baseline(CaseData& data, const std::string& case_id) {
@@ -302,7 +314,7 @@ void CudaOracle::time_baseline(CaseData& data, const std::string& case_id) {
     outputs.push_back(
         output_pool_->take(std::max<std::size_t>(tensor_bytes(dtype, data.output_shapes[o]), 1)));
     output_ptrs.push_back(outputs.back().ptr());
-    prepare_output(o, output_ptrs.back(), dtype, data.output_shapes[o], 0);
+    prepare_output(o, output_ptrs.back(), dtype, data, 0);
   }
   flush_l2();
   double ms = 0;
@@ -360,6 +372,12 @@ CaseData CudaOracle::make_inputs(const Case& c, std::uint32_t visit) {
       builtins_->generate(master.ptr(), in, numel, stream_id, c.transform, special, stream);
     }
     data.master.push_back(std::move(master));
+  }
+  data.initial = initial_outputs(problem_, data, c, visit);
+  for (const HostTensor& t : data.initial) {
+    data.device_initial.emplace_back(std::max<std::size_t>(t.nbytes(), 1));
+    if (t.nbytes() > 0)
+      copy_to_device(data.device_initial.back().ptr(), t.bytes().data(), t.nbytes(), stream);
   }
   context_.synchronize();
   return data;

@@ -76,9 +76,10 @@ private:
   // Private copies of the case's master inputs, as a plan sees them: float tensors widened to
   // f64 for the golden.
   std::vector<DeviceBuffer> private_inputs(const CaseData& data, bool golden) const;
-  // Output `o`'s buffer as run `run` (0 or 1) finds it: zeros for an init = "zero" output, else
-  // that run's poison.
-  void prepare_output(std::size_t o, CUdeviceptr ptr, DType dtype, const Shape& shape,
+  // Output `o`'s buffer (in `dtype`: f64 for the golden's float outputs) as run `run` (0 or 1)
+  // finds it: zeros for an init = "zero" output, an in-out tensor's initial values, else that
+  // run's poison.
+  void prepare_output(std::size_t o, CUdeviceptr ptr, DType dtype, const CaseData& data,
                       int run) const;
   // A visit's baseline run: on private copies of the inputs, after an L2 flush, timed.
   void time_baseline(CaseData& data, const std::string& case_id);

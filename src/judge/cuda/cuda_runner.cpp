@@ -167,6 +167,8 @@ void CudaKernelRunner::refill_mapped(int set, const RunRequest& request, const C
     const CUdeviceptr inner = mapped[k].base + rz;
     if (b.role == BufferRole::input)
       copy_device(inner, data.master[k].ptr(), b.bytes, stream);
+    else if (b.fill.kind == Fill::Kind::initial)
+      copy_device(inner, data.device_initial[k - problem_.inputs.size()].ptr(), b.bytes, stream);
     else if (b.fill.kind == Fill::Kind::zero)
       fill_bytes(inner, 0, b.bytes, stream);
     else if (b.fill.kind == Fill::Kind::pattern)
@@ -224,17 +226,25 @@ RunOutcome CudaKernelRunner::run_on_set(const Case& c, const CaseData& data, int
     refill_mapped(request.buffer_set, request, data);
   } else {
     phase.emplace(settings_.trace, "run: staging copies, exported");
-    for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
-      const std::size_t bytes = request.buffers[i].bytes;
-      staging.emplace_back(std::max<std::size_t>(bytes, 1));
-      copy_device(staging.back().ptr(), data.master[i].ptr(), bytes, stream);
+    // The inputs, then the initial values of in-out outputs.
+    std::vector<std::size_t> staged;
+    for (std::size_t k = 0; k < request.buffers.size(); ++k) {
+      const BufferRequest& b = request.buffers[k];
+      const bool initial = b.role == BufferRole::output && b.fill.kind == Fill::Kind::initial;
+      if (b.role != BufferRole::input && !initial) continue;
+      const CUdeviceptr from = initial ? data.device_initial[k - problem_.inputs.size()].ptr()
+                                       : data.master[k].ptr();
+      staging.emplace_back(std::max<std::size_t>(b.bytes, 1));
+      copy_device(staging.back().ptr(), from, b.bytes, stream);
+      staged.push_back(k);
     }
     oracle_.context().synchronize();
     for (std::size_t i = 0; i < staging.size(); ++i) {
+      BufferRequest& b = request.buffers[staged[i]];
       if (settings_.in_process())
-        request.buffers[i].source_ptr = staging[i].ptr();
+        b.source_ptr = staging[i].ptr();
       else
-        request.buffers[i].source_ipc = ipc_handle_to_hex(export_ipc(staging[i].ptr()));
+        b.source_ipc = ipc_handle_to_hex(export_ipc(staging[i].ptr()));
     }
   }
 

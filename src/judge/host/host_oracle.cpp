@@ -134,10 +134,18 @@ void HostOracle::make_plan_outputs(const CompiledPlan& plan, const HostBuiltModu
       pointers[problem_.inputs[i].name] = inputs[i].bytes().data();
     for (std::size_t o = 0; o < n_out; ++o) {
       HostTensor& t = outputs[o];
-      if (problem_.outputs[o].init == InitRule::zero)
+      switch (problem_.outputs[o].init) {
+      case InitRule::zero:
         std::memset(t.bytes().data(), 0, t.nbytes());
-      else
+        break;
+      case InitRule::poison:
         fill_pattern(t.bytes(), poison_pattern(poison_run, dtype_of(o)));
+        break;
+      case InitRule::drawn:
+        t = t.dtype() == data.initial[o].dtype() ? data.initial[o]
+                                                 : data.initial[o].converted(t.dtype());
+        break;
+      }
       pointers[problem_.outputs[o].name] = t.bytes().data();
     }
     double cpu_ms = 0;
@@ -189,6 +197,7 @@ CaseData HostOracle::prepare(const Case& c) {
     data.host_master.push_back(generate_input(problem_.inputs[i], data.input_shapes[i], stream_id,
                                               c.transform, special, problem_.dir));
   }
+  data.initial = initial_outputs(problem_, data, c, 0);
   if (need_golden_)
     make_plan_outputs(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true,
                       c.id, 0);

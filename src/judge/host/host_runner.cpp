@@ -322,6 +322,8 @@ RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& da
     std::byte* inner = base + rz;
     if (b.role == BufferRole::input)
       std::memcpy(inner, data.host_master[k].bytes().data(), b.bytes);
+    else if (b.fill.kind == Fill::Kind::initial)
+      std::memcpy(inner, data.initial[k - problem_.inputs.size()].bytes().data(), b.bytes);
     else if (b.fill.kind == Fill::Kind::pattern)
       fill_pattern({inner, b.bytes}, b.fill.pattern);
     else

@@ -50,6 +50,7 @@ json compile(const CompileRequest& r, std::uint64_t cap) {
     m.log = compiled.log;
     m.from_cache = compiled.from_cache;
     m.forbidden = forbidden_constructs(r.source, r.file_name, compiled.ptx, r.forbid);
+    m.unfenced = unfenced_handoff(compiled.ptx, r.file_name);
     return to_json(m, "");
   } catch (const CompileError& e) {
     std::string message = e.what();

@@ -140,7 +140,7 @@ json WorkerSession::allocate(const RunRequest& r) {
       set.clear();
       return to_json(err);
     }
-    if (b.role == BufferRole::input) {
+    if (b.role == BufferRole::input || b.fill.kind == Fill::Kind::initial) {
       if (in_process_) {
         copy_device(a.inner(), b.source_ptr, b.bytes, stream);
       } else {

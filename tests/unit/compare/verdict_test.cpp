@@ -22,6 +22,7 @@ const Reason kAll[] = {
     Reason::stale_output,
     Reason::mismatch,
     Reason::impossible_speed,
+    Reason::precondition,
     Reason::spec_error,
     Reason::internal,
 };
@@ -41,6 +42,7 @@ TEST(Reason, NamesAreDesignsSpelling) {
   EXPECT_EQ(reason_name(Reason::stale_output), "stale_output");
   EXPECT_EQ(reason_name(Reason::mismatch), "mismatch");
   EXPECT_EQ(reason_name(Reason::impossible_speed), "impossible_speed");
+  EXPECT_EQ(reason_name(Reason::precondition), "precondition");
   EXPECT_EQ(reason_name(Reason::spec_error), "spec_error");
   EXPECT_EQ(reason_name(Reason::internal), "internal");
 }
@@ -62,7 +64,8 @@ TEST(Reason, OutcomeAndExitCodeFollowTheTable) {
   for (Reason r : {Reason::compile_error, Reason::launch_error, Reason::forbidden_construct,
                    Reason::crash, Reason::timeout, Reason::oob_write, Reason::input_modified,
                    Reason::unwritten_output, Reason::nonfinite, Reason::nondeterministic,
-                   Reason::stale_output, Reason::mismatch, Reason::impossible_speed}) {
+                   Reason::stale_output, Reason::mismatch, Reason::impossible_speed,
+                   Reason::precondition}) {
     EXPECT_EQ(reason_outcome(r), Outcome::fail) << reason_name(r);
     EXPECT_EQ(static_cast<int>(reason_exit_code(r)), 1) << reason_name(r);
   }
@@ -285,6 +288,34 @@ TEST(SampleStats, MedianQuartilesAndExtremes) {
   EXPECT_DOUBLE_EQ(even.q3, 3.25);
   EXPECT_EQ(sample_stats({}).samples, 0);
   EXPECT_EQ(sample_stats({7}).median, 7);
+}
+
+} // namespace
+} // namespace kj
+
+namespace kj {
+namespace {
+
+// A case the candidate's preconditions excluded counts as not passed but never decides the
+// verdict; a verdict of excluded cases alone judged nothing.
+TEST(Verdict, ExcludedCasesCountAsNotPassedAndDecideNothing) {
+  Verdict v;
+  CaseFinding ran, kept_out;
+  ran.case_id = "h:public0:0:id";
+  kept_out.case_id = "h:public0~C=1:0:id";
+  kept_out.excluded = true;
+  v.cases = {ran, kept_out};
+  v.finalize();
+  EXPECT_EQ(v.outcome, Outcome::pass);
+  EXPECT_EQ(v.reason, Reason::none);
+  EXPECT_FALSE(v.first_failing_case);
+  EXPECT_EQ(v.cases_total, 2);
+  EXPECT_EQ(v.cases_passed, 1);
+  EXPECT_EQ(v.cases_excluded, 1);
+  EXPECT_DOUBLE_EQ(v.fraction_passed(), 0.5);
+  v.cases = {kept_out};
+  v.finalize();
+  EXPECT_EQ(v.outcome, Outcome::skip);
 }
 
 } // namespace

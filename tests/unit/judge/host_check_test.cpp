@@ -701,3 +701,74 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
 }
 
 } // namespace
+
+// A candidate's `requires` keeps the cases it excludes out of the run: they count as not
+// passed, the verdict passes on the rest and says so, in the JSON too.
+TEST(HostCheck, CasesADeclaredPreconditionExcludesAreNotRunAndCountAsNotPassed) {
+  const Verdict v = judge("bias_add", problems() / "bias_add/solutions/float4.cu", host_options());
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  EXPECT_EQ(v.preconditions, (std::vector<std::string>{"C % 4 == 0"}));
+  EXPECT_EQ(v.cases_total, 42);
+  EXPECT_EQ(v.cases_excluded, 8);
+  EXPECT_EQ(v.cases_passed, 34);
+  const auto excluded = std::find_if(v.cases.begin(), v.cases.end(),
+                                     [](const CaseFinding& c) { return c.excluded; });
+  ASSERT_NE(excluded, v.cases.end());
+  EXPECT_EQ(excluded->case_class, "perturbed");
+  EXPECT_EQ(excluded->message.rfind("not run: the candidate requires 'C % 4 == 0', which its "
+                                    "shapes (C = ",
+                                    0),
+            0u)
+      << excluded->message;
+  const nlohmann::json j = to_json(v, ReportOptions{});
+  EXPECT_EQ(j["cases_excluded"], 8);
+  EXPECT_EQ(j["preconditions"], nlohmann::json::array({"C % 4 == 0"}));
+  EXPECT_DOUBLE_EQ(j["fraction_passed"].get<double>(), 34.0 / 42.0);
+  const auto c = std::find_if(j["cases"].begin(), j["cases"].end(),
+                              [](const nlohmann::json& k) { return k["excluded"] == true; });
+  ASSERT_NE(c, j["cases"].end());
+  EXPECT_EQ((*c)["outcome"], "SKIP");
+  EXPECT_EQ((*c)["reason"], "precondition");
+}
+
+TEST(HostCheck, APreconditionThatExcludesADeclaredShapeSetFails) {
+  const Verdict v =
+      judge("bias_add", problems() / "bias_add/traps/requires_too_much.cu", host_options());
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::precondition);
+  EXPECT_EQ(v.message, "the candidate's preconditions exclude every case of shape set public1: "
+                       "a candidate must run on every shape set the problem declares");
+}
+
+TEST(HostCheck, APreconditionTheProblemDoesNotListIsRefusedAtLoad) {
+  const Problem p = load_problem(problems() / "bias_add");
+  try {
+    load_candidate(problems() / "bias_add/traps/requires_unlisted.cu", p);
+    ADD_FAILURE() << "loaded";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.where().field, "requires[0]");
+    EXPECT_EQ(e.where().line, 5);
+    EXPECT_EQ(e.bare_message(), "'C % 8 == 0' is not a precondition problem 'bias_add' lets "
+                                "candidates declare (may_require: \"C % 4 == 0\", \"C % 512 == 0\")");
+  }
+}
+
+// dweight and dbias start from normal(0, 1) for the golden, the reference and the candidate
+// alike: accumulating passes, assigning loses the initial value.
+TEST(HostCheck, InOutTensorsStartFromTheSameDrawnValuesEverywhere) {
+  const Verdict pass =
+      judge("layernorm_backward", problems() / "layernorm_backward/solutions/two_kernels.cu",
+            host_options());
+  EXPECT_EQ(pass.outcome, Outcome::pass) << describe(pass);
+  CheckOptions o = host_options();
+  o.fail_fast = true;
+  const Verdict fail = judge("layernorm_backward",
+                             problems() / "layernorm_backward/traps/assign_not_accumulate.cu", o);
+  EXPECT_EQ(fail.reason, Reason::mismatch) << describe(fail);
+  ASSERT_FALSE(fail.cases.empty());
+  const auto& outputs = fail.cases.front().outputs;
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0].reason, Reason::none);     // dinp, assigned by both
+  EXPECT_EQ(outputs[1].reason, Reason::mismatch); // dweight
+  EXPECT_EQ(outputs[2].reason, Reason::mismatch); // dbias
+}

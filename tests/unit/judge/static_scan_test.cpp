@@ -445,6 +445,8 @@ TEST(StaticScan, TheBundledCandidatesScanAsTheirExpectationsSay) {
   const fs::path problems = fs::path(KJ_SOURCE_DIR) / "problems";
   kj::CompileOptions o = options();
   o.cache_dir = fs::temp_directory_path() / "kjudge_scan_test_cache";
+  std::map<std::string, std::string> unfenced; // "problem/file" -> its unfenced_handoff
+  std::string dir_name;
   // The findings of one kernel source under the problem's forbid list; nullopt when it does
   // not compile.
   auto findings = [&](const kj::KernelSource& k, const std::vector<kj::LaunchSpec>& launches,
@@ -458,6 +460,7 @@ TEST(StaticScan, TheBundledCandidatesScanAsTheirExpectationsSay) {
     const std::string file = k.path.filename().string();
     try {
       const kj::CompiledModule m = kj::compile_module(k.text, file, names, with);
+      if (auto race = kj::unfenced_handoff(m.ptx, file)) unfenced[dir_name + "/" + file] = *race;
       return kj::forbidden_constructs(k.text, file, m.ptx, p.forbid).value_or("");
     } catch (const kj::CompileError&) {
       return std::nullopt;
@@ -468,6 +471,7 @@ TEST(StaticScan, TheBundledCandidatesScanAsTheirExpectationsSay) {
   for (const toml::node& entry : *manifest["problem"].as_array()) {
     const fs::path dir = problems / entry.as_table()->get("path")->value<std::string>().value();
     SCOPED_TRACE(dir.filename().string());
+    dir_name = dir.filename().string();
     const kj::Problem p = kj::load_problem(dir);
     // The oracle's plans: the reference's template for the problem's float type and for
     // double (the golden, from its own source where it has one).
@@ -511,6 +515,19 @@ TEST(StaticScan, TheBundledCandidatesScanAsTheirExpectationsSay) {
   }
   EXPECT_GT(scanned, 80);
   EXPECT_GE(flagged, 5);
+  // The unfenced "last block done" hand-off: exactly the two traps that drop the fence, never a
+  // solution, a reference or another trap.
+  std::vector<std::string> racy;
+  for (const auto& [file, message] : unfenced)
+    racy.push_back(file);
+  EXPECT_EQ(racy, (std::vector<std::string>{"layernorm_backward/missing_fence.cu",
+                                            "reduce_all/missing_fence.cu"}));
+  EXPECT_EQ(unfenced["reduce_all/missing_fence.cu"],
+            "data race: a store to global memory at missing_fence.cu:35 reaches an atomic at "
+            "missing_fence.cu:36 with no __threadfence() between them, and a load at "
+            "missing_fence.cu:42 follows the atomic in reduce_last_block(float const*, float*, "
+            "int*, float*, int): a block that reads after seeing the atomic's result may read "
+            "the store's old value (the \"last block done\" pattern needs the fence)");
 }
 
 } // namespace

@@ -218,6 +218,24 @@ TEST(Console, PassIsOneLinePlusSkips) {
   EXPECT_FALSE(contains(s, "replay"));
 }
 
+// NaN where a number is expected (an unwritten element) has no error figure: the report says
+// so instead of "max nan" and a table of zeros.
+TEST(Console, NanWhereANumberIsExpectedIsExplainedNotTabulated) {
+  Verdict v = failing_verdict();
+  for (CaseFinding& c : v.cases)
+    for (OutputFinding& y : c.outputs) {
+      y.bound.max_error = std::nan("");
+      y.bound.rms_error = std::nan("");
+      y.stats = ErrorStats{};
+    }
+  const std::string s = console(v);
+  EXPECT_TRUE(contains(s, "reached     no error figure: elements hold NaN where the expected "
+                          "value is a number (never written, or computed as NaN)"))
+      << s;
+  EXPECT_FALSE(contains(s, "max nan")) << s;
+  EXPECT_FALSE(contains(s, "p99.9")) << s;
+}
+
 TEST(Console, FailNamesTheCaseAndShowsTheEvidence) {
   const std::string s = console(failing_verdict());
   EXPECT_EQ(first_line(s), "FAIL(mismatch) softmax: case 1a2b3c4d:public0:1:id");

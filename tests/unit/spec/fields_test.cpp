@@ -168,6 +168,9 @@ TEST(Words, RoundTrip) {
     EXPECT_EQ(parse_domain(domain_name(d)), d);
   for (InitRule r : {InitRule::poison, InitRule::zero})
     EXPECT_EQ(parse_init_rule(init_rule_name(r)), r);
+  // A drawn output's init is its distribution, parsed by that rule, never the word "drawn".
+  EXPECT_EQ(init_rule_name(InitRule::drawn), "drawn");
+  EXPECT_FALSE(parse_init_rule("drawn"));
   EXPECT_FALSE(parse_tier("Exact"));
   EXPECT_FALSE(parse_domain(""));
 }

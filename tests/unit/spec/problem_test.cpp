@@ -411,8 +411,6 @@ TEST(Problem, InMemoryErrors) {
        "slice axis 2 is not an axis of a rank-2 output"},
       {"name = \"y\"\ndtype = \"f32\"", "name = \"y\"\ndtype = \"f32\"\nties = \"low\"",
        "output[0].ties", "ties applies to integer outputs"},
-      {"name = \"y\"\ndtype = \"f32\"", "name = \"y\"\ndtype = \"f32\"\ninit = \"ones\"",
-       "output[0].init", "unknown value 'ones' (known: poison, zero)"},
       {"name = \"y\"\ndtype = \"f32\"", "name = \"y\"\ndtype = \"f32\"\npolicy = \"relative(0)\"",
        "output[0].policy", "k must be a positive number"},
       {"name = \"y\"\ndtype = \"f32\"", "name = \"y\"\ndtype = \"f32\"\npolicy = 3",
@@ -787,6 +785,53 @@ ms = 0.25
   const SpecError second = error_of(with_w + gemm + gemm);
   EXPECT_EQ(second.where().field, "baseline[1]");
   EXPECT_NE(std::string(second.what()).find("a second timed baseline"), std::string::npos);
+}
+
+// An output whose init is a distribution is an in-out tensor; may_require lists what
+// candidates may declare.
+TEST(Problem, InOutTensorsAndMayRequire) {
+  std::string toml = replaced(kBase, "shape = [\"R\", \"C\"]\n\n[reference]",
+                              "shape = [\"R\", \"C\"]\ninit = \"uniform(-1, 1)\"\n\n[reference]");
+  toml = replaced(toml, "tier = \"tolerance\"",
+                  "tier = \"tolerance\"\nmay_require = [\"C % 4 == 0\", \"aligned(x, 16)\"]");
+  const Problem p = from_text(toml);
+  EXPECT_EQ(p.outputs[0].init, InitRule::drawn);
+  EXPECT_EQ(p.outputs[0].initial.kind, Distribution::Kind::uniform);
+  EXPECT_EQ(p.outputs[0].initial.a, -1);
+  ASSERT_EQ(p.may_require.size(), 2u);
+  EXPECT_EQ(p.may_require[0].normalized(), "C%4==0");
+  EXPECT_TRUE(p.may_require[0].holds({{"C", 100}}));
+  EXPECT_FALSE(p.may_require[0].holds({{"C", 101}}));
+  EXPECT_EQ(p.may_require[1].tensor, "x");
+  EXPECT_EQ(p.may_require[1].alignment, 16);
+  EXPECT_TRUE(p.may_require[1].holds({}));
+  const std::string exported = export_problem_toml(p);
+  EXPECT_NE(exported.find("init = \"uniform(-1, 1)\""), std::string::npos);
+  EXPECT_NE(exported.find("may_require = [\"C % 4 == 0\", \"aligned(x, 16)\"]"), std::string::npos);
+
+  const BadCase bad[] = {
+      {"shape = [\"R\", \"C\"]\n\n[reference]",
+       "shape = [\"R\", \"C\"]\ninit = \"ones\"\n\n[reference]", "output[0].init",
+       "unknown value 'ones' (known: poison, zero, or a distribution such as \"normal(0, 1)\" "
+       "for an in-out tensor)"},
+      {"shape = [\"R\", \"C\"]\n\n[reference]",
+       "shape = [\"R\", \"C\"]\ninit = \"file(\\\"w.npy\\\")\"\n\n[reference]", "output[0].init",
+       "an in-out tensor's initial values are drawn, not read: file() is for inputs"},
+      {"tier = \"tolerance\"", "tier = \"tolerance\"\nmay_require = [\"K % 4 == 0\"]",
+       "may_require[0]", "unknown name 'K'"},
+      {"tier = \"tolerance\"", "tier = \"tolerance\"\nmay_require = [\"aligned(z, 16)\"]",
+       "may_require[0]", "'z' is not a tensor"},
+      {"tier = \"tolerance\"", "tier = \"tolerance\"\nmay_require = [\"aligned(x, 512)\"]",
+       "may_require[0]", "kjudge's buffers are 256-byte aligned; 512 is more than it guarantees"},
+      {"tier = \"tolerance\"", "tier = \"tolerance\"\nmay_require = [\"aligned(x, 12)\"]",
+       "may_require[0]", "N must be a power of two"},
+  };
+  for (const BadCase& c : bad) {
+    SCOPED_TRACE(c.to);
+    const SpecError e = error_of(replaced(kBase, c.from, c.to));
+    EXPECT_EQ(e.where().field, c.field);
+    EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+  }
 }
 
 TEST(Export, RoundTrips) {
