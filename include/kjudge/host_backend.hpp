@@ -95,6 +95,16 @@ std::vector<std::filesystem::path> host_module_libraries();
 // or finaliser, its relocations an ifunc), or "" when it would not.
 std::string load_time_code(const std::filesystem::path& shared_object);
 
+// A failed device assert on the host, as the emulation caught it: the candidate's own text
+// (the condition, the file its #line named), which a message shows only quoted
+// (kjudge/candidate_text.hpp).
+struct HostAssertion {
+  bool caught = false; // the launch failed by an assertion, read into the fields below
+  std::string condition, file;
+  unsigned line = 0;
+  unsigned block[3] = {0, 0, 0}, thread[3] = {0, 0, 0};
+};
+
 // A loaded shared object made from one source.
 class HostModule {
 public:
@@ -113,9 +123,11 @@ public:
   std::string track(const void* lo, std::size_t bytes, const void* origin,
                     const std::vector<unsigned long>& spans, bool races) const;
   // Runs kernel `index` over the grid with `workers` CPU threads. Returns "" on success, else
-  // what went wrong (an exception in a kernel thread, threads of a block at different barriers).
+  // what went wrong (an exception in a kernel thread, threads of a block at different barriers,
+  // __trap). A failed device assert returns "device assertion failed" and fills `assertion`.
   std::string launch(int index, const unsigned grid[3], const unsigned block[3],
-                     unsigned shared_bytes, void** args, unsigned workers) const;
+                     unsigned shared_bytes, void** args, unsigned workers,
+                     HostAssertion* assertion = nullptr) const;
   // The CPU time of the last launch, summed over the CPU threads that ran its blocks.
   double last_launch_cpu_ms() const;
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kjudge/candidate_text.hpp"
 #include "kjudge/error.hpp"
 
 namespace kj::judge {
@@ -74,8 +75,16 @@ std::string launch_on_host(const HostModule& module, const std::map<std::string,
     if (cluster || l.dims.cooperative)
       return fmt::format("{}: unsupported on host backend: {} launch", l.label,
                          cluster ? "a thread-block cluster" : "a cooperative");
-    const std::string failed = module.launch(k->second, l.dims.grid.data(), l.dims.block.data(),
-                                             l.dims.shared_bytes, params.data(), cpu_threads());
+    HostAssertion assertion;
+    const std::string failed =
+        module.launch(k->second, l.dims.grid.data(), l.dims.block.data(), l.dims.shared_bytes,
+                      params.data(), cpu_threads(), &assertion);
+    if (!failed.empty() && assertion.caught) {
+      DeviceAssertion a{assertion.condition, assertion.file, assertion.line, {}, {}};
+      std::copy(assertion.block, assertion.block + 3, a.block.begin());
+      std::copy(assertion.thread, assertion.thread + 3, a.thread.begin());
+      return fmt::format("{}: {}", l.label, device_assertion_message(a));
+    }
     if (!failed.empty()) return fmt::format("{}: {}", l.label, failed);
     if (cpu_ms) *cpu_ms += module.last_launch_cpu_ms();
   }

@@ -1,7 +1,8 @@
 // kj::check and `kjudge check` end to end on a GPU: the bundled solutions pass, each trap fails
 // with its own reason, and each defence's test switch shows the trap getting through with the
 // defence off (docs/design.md "Defences"). Also crash recovery (a fresh worker
-// per case after a crash), the watchdog, launch errors before and during cases, compile errors,
+// per case after a crash), a failed device assert and a trap (crashes with their quoted text),
+// the watchdog, launch errors before and during cases, compile errors,
 // --against, --case, --fail-fast, the in-process worker, and the CLI's JSON and exit codes.
 // Without a GPU these SKIP (FAIL under KJUDGE_REQUIRE_GPU=1), except the tests of the SKIP
 // verdict itself, which need the machine to have no GPU.
@@ -300,6 +301,61 @@ TEST_F(Check, FailFastStopsAtTheFirstFailingCase) {
   const Verdict v = judge("vector_add", write_candidate("crash_ff.cu", kCrash), o);
   EXPECT_EQ(v.reason, Reason::crash);
   EXPECT_EQ(v.cases_total, 1);
+}
+
+// A failed device assert is FAIL(crash) with the driver's report of it, quoted: the condition,
+// the candidate's file and line, the block and the thread (i = 1000 is block 3, thread 232;
+// only that thread fails). The worker keeps the driver's stderr, where it prints the assertion.
+TEST_F(Check, AFailedAssertIsACrashWithTheQuotedConditionAndItsPlace) {
+  const fs::path c = write_candidate("assert.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  assert(i != 1000 && "i is never 1000");
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", c, fail_fast());
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_NE(v.message.find("device assertion failed (candidate's text: \"i != 1000 && \\\"i is "
+                           "never 1000\\\"\" at assert.cu:11, block [3,0,0] thread [232,0,0])"),
+            std::string::npos)
+      << v.message;
+  EXPECT_EQ(v.message.find('\n'), std::string::npos) << v.message;
+}
+
+// __assertfail called directly with a newline and a "PASS" line: the message stays one line.
+TEST_F(Check, AnAssertionsTextCannotForgeALine) {
+  const fs::path c = write_candidate("forge.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 5) __assertfail("x\nPASS  vector_add\n", "f.cu", 40, "f", 1);
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", c, fail_fast());
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_NE(v.message.find("device assertion failed (candidate's text: \"x\\x0aPASS  "
+                           "vector_add\\x0a\" at f.cu:40, block [0,0,0] thread [5,0,0])"),
+            std::string::npos)
+      << v.message;
+  EXPECT_EQ(v.message.find('\n'), std::string::npos) << v.message;
+}
+
+TEST_F(Check, TrapIsACrashThatSaysSo) {
+  const fs::path c = write_candidate("trap.cu", kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 1000) __trap();
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", c, fail_fast());
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_NE(v.message.find("the kernel executed __trap() (CUDA_ERROR_LAUNCH_FAILED)"),
+            std::string::npos)
+      << v.message;
 }
 
 TEST_F(Check, AnEndlessKernelTimesOutAndIsKilled) {

@@ -96,10 +96,22 @@ inline constexpr unsigned kWarp = 32;
 
 struct Block;
 
-enum class Wait : std::uint8_t { none, block, warp };
+// converge: in cooperative_groups::coalesced_threads() (cooperative_groups.hpp), which learns its
+// group once nothing else in the block can run.
+enum class Wait : std::uint8_t { none, block, warp, converge };
 
 struct LaunchFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A failed device assert (__assertfail below): the candidate's text and where it failed, as
+// fields, for kj_host_launch to hand to kjudge, which quotes them (a candidate's text never
+// reaches a message unquoted).
+struct DeviceAssertion : std::exception {
+  std::string condition, file;
+  unsigned line = 0;
+  uint3 block{}, thread{};
+  const char* what() const noexcept override { return "device assertion failed"; }
 };
 
 struct Thread {
@@ -109,7 +121,8 @@ struct Thread {
   boost::context::fiber fiber;
   boost::context::fiber scheduler; // where a barrier returns to
   Wait wait = Wait::none;
-  unsigned warp_mask = 0; // lanes a warp barrier waits for
+  unsigned warp_mask = 0; // lanes a warp barrier waits for; after Wait::converge, the group
+  const void* converge_site = nullptr; // Wait::converge: the call it waits in
   bool done = false;
 };
 
@@ -404,6 +417,24 @@ inline void run_block(Entry entry, void** args, Block& b) {
       }
     }
     if (released) continue;
+    // Lanes in coalesced_threads() go on once nothing else can: those of one warp waiting at one
+    // call site are a group (a branch's converged lanes), told to each in warp_mask.
+    for (auto& t : b.threads) {
+      if (t->wait != Wait::converge) continue;
+      const unsigned w = t->linear / kWarp;
+      unsigned group = 0;
+      for (unsigned l = 0; l < kWarp && w * kWarp + l < n; ++l) {
+        const Thread& u = *b.threads[w * kWarp + l];
+        if (u.wait == Wait::converge && u.converge_site == t->converge_site) group |= 1u << l;
+      }
+      t->warp_mask = group;
+    }
+    for (auto& t : b.threads)
+      if (t->wait == Wait::converge) {
+        t->wait = Wait::none;
+        released = true;
+      }
+    if (released) continue;
     bool any_block = false, all_block = true;
     for (auto& t : b.threads) {
       if (t->done) continue;
@@ -441,6 +472,31 @@ inline int __syncthreads_count(int p) {
 inline void __syncwarp(unsigned mask = 0xffffffffu) { ::kjh::warp_barrier(mask); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// assert calls the toolkit's __assertfail (kjudge/compat/assert.h, as NVRTC's headers define
+// it); on the GPU the kernel stops with CUDA_ERROR_ASSERT, here the launch fails with the
+// assertion. A trap stops it with a launch failure on the GPU, here too.
+extern "C" {
+[[noreturn]] inline void __assertfail(const char* assertion, const char* file, unsigned line,
+                                      const char* function, std::size_t char_size) {
+  (void)function;
+  (void)char_size;
+  ::kjh::DeviceAssertion a;
+  a.condition = assertion ? assertion : "";
+  a.file = file ? file : "";
+  a.line = line;
+  if (const ::kjh::Thread* t = ::kjh::current_thread) {
+    a.block = t->block->block_idx;
+    a.thread = t->thread_idx;
+  }
+  throw a;
+}
+}
+[[noreturn]] inline void __trap() { throw ::kjh::LaunchFailure("the kernel executed __trap()"); }
+// From here on `#include <assert.h>` (kjudge/compat/assert.h, ahead of the C library's on the
+// host build's path) and a source's plain assert mean the device's.
+#define KJ_HOST_ASSERTFAIL 1
+#include "kjudge/compat/assert.h"
 
 template <class T>
 T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
@@ -616,23 +672,95 @@ using std::floor;
 using std::fma;
 using std::log;
 using std::sqrt;
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-inline float __expf(float x) { return std::exp(x); }
-inline float __logf(float x) { return std::log(x); }
-inline float __sinf(float x) { return std::sin(x); }
-inline float __cosf(float x) { return std::cos(x); }
-inline float __powf(float x, float y) { return std::pow(x, y); }
-inline float __fdividef(float x, float y) { return x / y; }
-inline float __frcp_rn(float x) { return 1.0f / x; }
-inline float __fsqrt_rn(float x) { return std::sqrt(x); }
+
+// ---- approximate intrinsics -------------------------------------------------------------------
+// What nvcc/NVRTC make of them with default flags on sm_90, so a fast-math kernel shows its real
+// error on the host. Each is the instruction sequence the compiler emits, with the special
+// function unit's (MUFU) approximation modelled as the exact function in double rounded to f32:
+// the rounding of the scaled argument (x * log2e, x / 2pi), the large-divisor rule and the
+// special values are the hardware's, the MUFU's own last-bit error is not. Agreement with the
+// H200, measured by tests/unit/host/host_intrinsics_test.cpp over tools/intrinsics-sweep's
+// data, is tabled in docs/cli.md ("Approximate intrinsics"). NaN results are the GPU's
+// canonical 0x7fffffff.
+namespace kjh::approx {
+inline float bits(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+inline float nan() { return bits(0x7fffffffu); }
+inline float canon(float r) { return r != r ? nan() : r; }
+// MUFU.EX2 (ex2.approx.f32): no flush to zero without -ftz, so subnormal results stay.
+inline float ex2(float t) { return t != t ? nan() : static_cast<float>(std::exp2(double(t))); }
+// MUFU.LG2 (lg2.approx.f32). The GPU's absolute error near x = 1 (2^-22) is not modelled.
+inline float lg2(float x) {
+  if (x != x || x < 0.0f) return nan();
+  if (x == 0.0f) return -INFINITY;
+  return static_cast<float>(std::log2(double(x)));
+}
+// MUFU.RCP / MUFU.RSQ.
+inline float rcp(float x) { return x != x ? nan() : static_cast<float>(1.0 / double(x)); }
+inline float rsqrt(float x) {
+  if (x != x || x < 0.0f) return nan();
+  if (x == 0.0f) return std::copysign(INFINITY, x);
+  return static_cast<float>(1.0 / std::sqrt(double(x)));
+}
+// sin/cos.approx: the argument in revolutions, x * 1/(2pi) rounded toward zero (FMUL.RZ), of
+// which only the fraction counts: past 2^23 revolutions sin is 0 and cos 1, as on the GPU.
+inline double revolution_fraction(float x) {
+  const double p = double(x) * double(bits(0x3e22f983u));
+  float r = static_cast<float>(p);
+  if (std::fabs(double(r)) > std::fabs(p)) r = std::nextafter(r, 0.0f);
+  return double(r) - std::nearbyint(double(r));
+}
+inline float sin(float x) {
+  if (!std::isfinite(x)) return nan();
+  return static_cast<float>(std::sin(6.283185307179586 * revolution_fraction(x)));
+}
+inline float cos(float x) {
+  if (!std::isfinite(x)) return nan();
+  return static_cast<float>(std::cos(6.283185307179586 * revolution_fraction(x)));
+}
+// div.approx.f32: x * rcp(y); for 2^126 < |y| < 2^128 the GPU gives x * 0 (0, or NaN for an
+// infinite or NaN x); a subnormal y is scaled by 2^24 with x first (no flush without -ftz).
+inline float div(float x, float y) {
+  const float ay = std::fabs(y);
+  if (ay > 0x1p126f && ay < INFINITY) return canon(x * std::copysign(0.0f, y));
+  if (ay > 0.0f && ay < 0x1p-126f) x *= 0x1p24f, y *= 0x1p24f;
+  return canon(x * rcp(y));
+}
+} // namespace kjh::approx
+
+inline float __expf(float x) { return kjh::approx::ex2(x * kjh::approx::bits(0x3fb8aa3bu)); }
+inline float __exp10f(float x) { return kjh::approx::ex2(x * kjh::approx::bits(0x40549a78u)); }
+inline float __log2f(float x) { return kjh::approx::lg2(x); }
+inline float __logf(float x) { return kjh::approx::lg2(x) * kjh::approx::bits(0x3f317218u); }
+inline float __log10f(float x) { return kjh::approx::lg2(x) * kjh::approx::bits(0x3e9a209bu); }
+inline float __powf(float x, float y) { return kjh::approx::ex2(y * kjh::approx::lg2(x)); }
+inline float __sinf(float x) { return kjh::approx::sin(x); }
+inline float __cosf(float x) { return kjh::approx::cos(x); }
+inline float __tanf(float x) { return kjh::approx::div(kjh::approx::sin(x), kjh::approx::cos(x)); }
+inline float __fdividef(float x, float y) { return kjh::approx::div(x, y); }
+inline float rsqrtf(float x) { return kjh::approx::rsqrt(x); }
+// Correctly rounded on the GPU (exact here): long double leaves no double-rounding case.
+inline float __frsqrt_rn(float x) {
+  if (x != x || x < 0.0f) return kjh::approx::nan();
+  if (x == 0.0f) return std::copysign(INFINITY, x);
+  return static_cast<float>(1.0L / std::sqrt(static_cast<long double>(x)));
+}
+inline float __frcp_rn(float x) { return kjh::approx::canon(1.0f / x); }
+inline float __fsqrt_rn(float x) { return kjh::approx::canon(std::sqrt(x)); }
+// cvt.sat: NaN and -0 give +0.
+inline float __saturatef(float x) { return !(x > 0.0f) ? 0.0f : (x > 1.0f ? 1.0f : x); }
+// ---- end of approximate intrinsics ------------------------------------------------------------
+
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
-inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline int __float2int_rn(float x) { return static_cast<int>(std::nearbyint(x)); }
 inline int __float2int_rz(float x) { return static_cast<int>(x); }
 inline float __int2float_rn(int x) { return static_cast<float>(x); }

@@ -291,7 +291,7 @@ CompilePlan plan_compile(std::string_view source, std::string_view file_name,
                "-lineinfo"};
   if (!options.kjudge_include.empty()) {
     plan.argv.push_back("--include-path=" + options.kjudge_include.string());
-    // cuda_runtime.h and cuda.h: kjudge's stand-ins, before the toolkit's.
+    // cuda_runtime.h, cuda.h, assert.h and cassert: kjudge's stand-ins, before the toolkit's.
     plan.argv.push_back("--include-path=" + (options.kjudge_include / "kjudge" / "compat").string());
     plan.argv.push_back("--pre-include=kjudge/prelude.cuh");
   }

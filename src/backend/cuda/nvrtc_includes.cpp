@@ -28,13 +28,14 @@ namespace {
 
 // Exact headers, then folders whose every header is allowed. cuda/barrier and cuda/ptx sit next
 // to cuda/pipeline because Hopper kernels (TMA, mbarrier) need them; cuda/std/* is libcu++,
-// device-side and header-only. cuda_runtime.h and cuda.h are kjudge's stand-ins
-// (include/kjudge/compat/), found before the toolkit's. Everything else in the toolkit (thrust,
-// the C library) is out: a candidate is one file of device code against pinned headers.
-constexpr std::array<std::string_view, 12> allowed_exact = {
+// device-side and header-only. cuda_runtime.h, cuda.h, assert.h and cassert are kjudge's
+// stand-ins (include/kjudge/compat/), found before the toolkit's. Everything else in the toolkit
+// (thrust, the C library) is out: a candidate is one file of device code against pinned headers.
+constexpr std::array<std::string_view, 14> allowed_exact = {
     "kjudge/device.cuh", "cuda_fp16.h",          "cuda_bf16.h",    "cuda_fp8.h",
     "cooperative_groups.h", "mma.h",             "cuda/pipeline",  "cuda/barrier",
-    "cuda/ptx",          "cuda/atomic",          "cuda_runtime.h", "cuda.h"};
+    "cuda/ptx",          "cuda/atomic",          "cuda_runtime.h", "cuda.h",
+    "assert.h",          "cassert"};
 constexpr std::array<std::string_view, 3> allowed_folders = {"cooperative_groups/", "cub/",
                                                              "cuda/std/"};
 

@@ -87,14 +87,17 @@ std::vector<fs::path> host_module_libraries() {
 
 namespace {
 
-// The macros NVRTC predefines beyond the host compiler's own names (NVRTC's documentation).
+// The macros NVRTC predefines beyond the host compiler's own names (NVRTC's documentation, and
+// CUDART_VERSION, which libcu++ checks against the compiler's version), and NDEBUG, which a
+// candidate's -DNDEBUG sets and its asserts read.
 constexpr std::string_view kNvrtcMacroNames[] = {
     "__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__CUDACC_VER_MAJOR__",
     "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__", "__CUDACC_RTC_INT128__", "__NVCC__",
     "__CUDACC_DEBUG__", "__CUDACC_RDC__", "__CUDACC_EWP__", "__CUDACC_RELAXED_CONSTEXPR__",
     "__CUDACC_EXTENDED_LAMBDA__", "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__",
     "__CUDA_ARCH_LIST__", "__USE_FAST_MATH__", "__CUDACC_DEVICE_ATOMIC_BUILTINS__",
-    "__NVCC_DIAG_PRAGMA_SUPPORT__", "__CUDACC_RTC_MINIMAL__", "KJ_HOST_BACKEND"};
+    "__NVCC_DIAG_PRAGMA_SUPPORT__", "__CUDACC_RTC_MINIMAL__", "KJ_HOST_BACKEND", "NDEBUG",
+    "CUDART_VERSION"};
 
 // The names `g++ -dM -E` lists with these flags, asked once per process.
 std::vector<std::string> macro_names(const fs::path& compiler, const std::vector<std::string>& flags,
@@ -193,6 +196,10 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
                                    "-x", "c++", "-I" + options.kjudge_include.string(),
                                    "-I" + (options.kjudge_include / "kjudge" / "compat").string()};
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
+  // libcu++ (cuda/std/...), which NVRTC finds there too and cooperative_groups.h includes.
+  const fs::path cccl = options.cuda_include.empty() ? fs::path() : options.cuda_include / "cccl";
+  std::error_code no_cccl;
+  if (!cccl.empty() && fs::is_directory(cccl, no_cccl)) argv.push_back("-I" + cccl.string());
   std::map<std::string, std::string> nvrtc(options.device_macros.begin(),
                                            options.device_macros.end());
   for (const std::string& left : macro_names(compiler, {"-undef", "-nostdinc", "-std=c++17"}, dir)) {
@@ -202,6 +209,9 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   }
   for (const auto& [macro, value] : nvrtc)
     argv.push_back("-D" + macro + "=" + value);
+  // NVRTC's own headers define assert before the source; so does this, read first.
+  argv.insert(argv.end(),
+              {"-include", (options.kjudge_include / "kjudge" / "compat" / "assert.h").string()});
 
   static std::atomic<unsigned> serial{0};
   const std::string stem = fmt::format("pp.{}.{}", ::getpid(), serial++);
@@ -222,6 +232,7 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   // becomes an #include of the host build, by its name under an include folder.
   std::vector<fs::path> roots = {options.kjudge_include};
   if (!options.cuda_include.empty()) {
+    roots.push_back(cccl); // before the folder holding it
     roots.push_back(options.cuda_include);
     roots.push_back(fs::weakly_canonical(options.cuda_include));
   }
@@ -302,6 +313,9 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
                                    "-pipe", "-pthread", "-ffp-contract=off", "-w",
                                    "-I" + options.kjudge_include.string(),
                                    "-I" + (options.kjudge_include / "kjudge" / "compat").string()};
+  // The host's own cooperative_groups.h and cooperative_groups/*.h, found before the toolkit's
+  // (device code).
+  argv.push_back("-I" + (options.kjudge_include / "kjudge" / "host" / "toolkit").string());
   if (!options.cuda_include.empty()) argv.push_back("-I" + options.cuda_include.string());
   for (const auto& d : host_include_dirs())
     argv.push_back("-I" + d.string());
@@ -331,6 +345,24 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     key_text += macro + '=' + value + '\0';
   for (const auto& e : expressions)
     key_text += e + '\0';
+  // kjudge's stand-ins for the headers a source includes (assert.h decides what assert does).
+  std::vector<fs::path> compat;
+  std::error_code listed;
+  for (const auto& entry :
+       fs::directory_iterator(options.kjudge_include / "kjudge" / "compat", listed))
+    compat.push_back(entry.path());
+  std::sort(compat.begin(), compat.end());
+  for (const fs::path& h : compat)
+    key_text += h.filename().string() + '=' + sha256_hex(read_file(h)) + '\0';
+  // The rest of the emulation: cooperative_groups.hpp and the toolkit/ stand-ins for its names.
+  std::vector<fs::path> host_headers;
+  std::error_code unlisted;
+  for (const auto& entry : fs::recursive_directory_iterator(
+           options.kjudge_include / "kjudge" / "host", unlisted))
+    if (entry.is_regular_file()) host_headers.push_back(entry.path());
+  std::sort(host_headers.begin(), host_headers.end());
+  for (const fs::path& h : host_headers)
+    key_text += h.string() + '=' + sha256_hex(read_file(h)) + '\0';
   key_text += sha256_hex(emulation_text) + '\0' + std::string(file_name) + '\0' +
               std::string(source);
   const std::string key = sha256_hex(key_text);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -130,13 +131,41 @@ int HostModule::kernel_count() const { return count_(); }
 
 double HostModule::last_launch_cpu_ms() const { return static_cast<double>(cpu_ns_()) / 1e6; }
 
+namespace {
+
+// kj_host_launch's record of a failed assertion (src/backend/host/rewrite.cpp): "kjudge-assertion
+// bx by bz tx ty tz line file_bytes condition_bytes\n", then the file and the condition.
+bool read_assertion(const std::string& record, HostAssertion& a) {
+  std::istringstream head(record);
+  std::string tag;
+  std::size_t file_bytes = 0, condition_bytes = 0;
+  head >> tag >> a.block[0] >> a.block[1] >> a.block[2] >> a.thread[0] >> a.thread[1] >>
+      a.thread[2] >> a.line >> file_bytes >> condition_bytes;
+  const std::size_t body = record.find('\n');
+  if (!head || tag != "kjudge-assertion" || body == std::string::npos) return false;
+  a.caught = true;
+  const std::string texts = record.substr(body + 1);
+  a.file = texts.substr(0, std::min(file_bytes, texts.size()));
+  a.condition = texts.substr(a.file.size(), condition_bytes);
+  return true;
+}
+
+} // namespace
+
 std::string HostModule::launch(int index, const unsigned grid[3], const unsigned block[3],
-                               unsigned shared_bytes, void** args, unsigned workers) const {
+                               unsigned shared_bytes, void** args, unsigned workers,
+                               HostAssertion* assertion) const {
   if (index < 0 || index >= count_()) return fmt::format("no kernel {}", index);
   char error[1024] = {0};
-  if (launch_(index, grid, block, shared_bytes, args, workers, run_on_block_threads, error,
-              sizeof error) == 0)
-    return "";
+  const int rc = launch_(index, grid, block, shared_bytes, args, workers, run_on_block_threads,
+                         error, sizeof error);
+  if (rc == 0) return "";
+  if (rc == 2) {
+    // The candidate's text stays in the fields: only a caller that quotes it may show it.
+    HostAssertion a;
+    if (read_assertion(error, a) && assertion) *assertion = std::move(a);
+    return "device assertion failed";
+  }
   return error[0] ? std::string(error) : std::string("the launch failed");
 }
 

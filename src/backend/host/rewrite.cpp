@@ -30,8 +30,18 @@ constexpr Refused kRefused[] = {
     {"wmma", "tensor-core instructions (wmma)"},
     {"mma_sync", "tensor-core instructions (mma_sync)"},
     {"__hmma_m16n16k16_mma_f32f32", "tensor-core instructions"},
+    // Cooperative groups run at block and warp level (kjudge/host/cooperative_groups.hpp); a
+    // grid barrier cannot be met by blocks that run one after another.
     {"this_grid", "grid-wide synchronisation (cooperative_groups::this_grid)"},
-    {"cooperative_groups", "cooperative groups"},
+    {"grid_group", "grid-wide synchronisation (cooperative_groups::grid_group)"},
+    {"this_multi_grid", "multi-device synchronisation (cooperative_groups::this_multi_grid)"},
+    {"multi_grid_group", "multi-device synchronisation (cooperative_groups::multi_grid_group)"},
+    {"this_cluster", "thread-block clusters (cooperative_groups::this_cluster)"},
+    {"cluster_group", "thread-block clusters (cooperative_groups::cluster_group)"},
+    {"block_tile_memory", "tiles of more than 32 threads (cooperative_groups::block_tile_memory)"},
+    {"reduce_update_async", "atomic updates of cooperative groups (reduce_update_async)"},
+    {"inclusive_scan_update", "atomic updates of cooperative groups (inclusive_scan_update)"},
+    {"exclusive_scan_update", "atomic updates of cooperative groups (exclusive_scan_update)"},
     {"cub", "CUB"},
     {"__syncthreads_count", "__syncthreads_count"},
     {"__syncthreads_and", "__syncthreads_and"},
@@ -67,8 +77,19 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
   for (const Token& t : lexed.tokens) {
     if (t.kind == TokenKind::preprocessor) {
       const std::string_view line = t.text(source);
-      if (line.find("cooperative_groups") != std::string_view::npos)
-        refuse(file_name, t.line, "cooperative groups");
+      // cooperative_groups.h, reduce.h and scan.h have the host's stand-ins; the rest do not.
+      if (const auto at = line.find("cooperative_groups/"); at != std::string_view::npos) {
+        const std::string_view rest = line.substr(at + 19);
+        const std::string_view header = rest.substr(0, rest.find_first_of(">\" \t"));
+        if (header == "memcpy_async.h")
+          refuse(file_name, t.line,
+                 "asynchronous copies of cooperative groups (cooperative_groups/memcpy_async.h)");
+        if (header != "reduce.h" && header != "scan.h")
+          refuse(file_name, t.line,
+                 fmt::format("cooperative_groups/{} (the host has cooperative_groups.h, "
+                             "cooperative_groups/reduce.h and cooperative_groups/scan.h)",
+                             header));
+      }
       if (line.find("<cub/") != std::string_view::npos || line.find("\"cub/") != std::string_view::npos)
         refuse(file_name, t.line, "CUB");
       if (line.find("mma.h") != std::string_view::npos)
@@ -231,6 +252,14 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
   try {
     ::kjh::launch(kj_entries[index], grid, block, shared, args, workers, parallel);
     return 0;
+  } catch (const ::kjh::DeviceAssertion& a) {
+    // The fields as HostModule::launch reads them; the texts capped so that both fit.
+    const int file = static_cast<int>(a.file.size() < 256 ? a.file.size() : 256);
+    const int condition = static_cast<int>(a.condition.size() < 600 ? a.condition.size() : 600);
+    std::snprintf(error, error_len, "kjudge-assertion %u %u %u %u %u %u %u %d %d\n%.*s%.*s",
+                  a.block.x, a.block.y, a.block.z, a.thread.x, a.thread.y, a.thread.z, a.line,
+                  file, condition, file, a.file.data(), condition, a.condition.data());
+    return 2;
   } catch (const std::exception& e) {
     std::snprintf(error, error_len, "%s", e.what());
   } catch (...) {

@@ -4,16 +4,21 @@
 // uses TMA still sees the alignment cuMemAlloc gives.
 #include "worker/main/cuda_worker.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "launch/launch.hpp"
+#include "worker/driver_assertion.hpp"
 #include "worker/main/worker_mains.hpp"
 #include "worker/protocol.hpp"
 #include "kjudge/error.hpp"
@@ -78,7 +83,8 @@ std::optional<json> WorkerSession::handle(const json& request) {
     // the context was already poisoned, which only the candidate can do.
     if (e.sticky()) {
       finished_ = true;
-      return error_json("crash", e.what());
+      const std::string stop = kernel_stop(e);
+      return error_json("crash", stop.empty() ? std::string(e.what()) : stop);
     }
     return error_json("internal", e.what());
   } catch (const std::exception& e) {
@@ -214,10 +220,38 @@ std::map<std::string, CUdeviceptr> WorkerSession::pointers_of(int set) const {
   return pointers;
 }
 
+std::string WorkerSession::take_output() {
+  if (output_fd_ < 0) return {};
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::string text(64 * 1024, '\0');
+  const ssize_t n = ::pread(output_fd_, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  // fd 1 and 2 share the memory file's offset: both start again at its beginning.
+  if (::ftruncate(output_fd_, 0) == 0) (void)::lseek(output_fd_, 0, SEEK_SET);
+  return text;
+}
+
+std::string WorkerSession::kernel_stop(const CudaError& e) {
+  if (e.code() == CUDA_ERROR_ASSERT) {
+    if (const auto a = parse_driver_assertion(take_output())) return device_assertion_message(*a);
+    return output_fd_ < 0 ? "device assertion failed (CUDA_ERROR_ASSERT; its text is not kept "
+                            "when the worker runs inside kjudge's own process)"
+                          : "device assertion failed (CUDA_ERROR_ASSERT; the driver printed no "
+                            "assertion)";
+  }
+  // What the driver reports for __trap() (and asm("trap;")): a fault it does not name gives
+  // the same code, but device code compiled by NVRTC has no other way to it.
+  if (e.code() == CUDA_ERROR_LAUNCH_FAILED)
+    return "the kernel executed __trap() (CUDA_ERROR_LAUNCH_FAILED)";
+  return "";
+}
+
 json WorkerSession::launch_failure(const CudaError& e, const std::string& where) {
   if (e.sticky()) {
     finished_ = true;
-    return error_json("crash", fmt::format("{}: {}", where, e.name()));
+    const std::string stop = kernel_stop(e);
+    return error_json("crash", fmt::format("{}: {}", where, stop.empty() ? e.name() : stop));
   }
   // The launches before the failing one may still run; let them finish before replying.
   try {
@@ -225,7 +259,9 @@ json WorkerSession::launch_failure(const CudaError& e, const std::string& where)
   } catch (const CudaError& late) {
     if (late.sticky()) {
       finished_ = true;
-      return error_json("crash", fmt::format("after the launches: {}", late.name()));
+      const std::string stop = kernel_stop(late);
+      return error_json("crash",
+                        fmt::format("after the launches: {}", stop.empty() ? late.name() : stop));
     }
   }
   return error_json("launch_error", fmt::format("{}: {} ({})", where, e.name(), e.what()));
@@ -316,13 +352,53 @@ std::unique_ptr<WorkerLink> make_in_process_worker(int device) {
 
 namespace kj {
 
+namespace {
+
+// The driver prints a failed device assertion, the candidate's text, on the process's stderr
+// (stdout with some older drivers): while the worker runs both go to a memory file the session
+// reads after the error (WorkerSession::kernel_stop), so that text reaches the oracle only
+// quoted in a message, never its stderr as it is. Given back when worker_main returns, for a
+// caller in its own process (a test).
+struct CapturedOutput {
+  int fd = -1, saved_out = -1, saved_err = -1;
+  CapturedOutput() {
+    fd = ::memfd_create("kjudge-worker-output", MFD_CLOEXEC);
+    if (fd < 0) return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    saved_out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+    saved_err = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
+    (void)::dup2(fd, 1);
+    (void)::dup2(fd, 2);
+  }
+  ~CapturedOutput() {
+    if (fd < 0) return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    for (const auto& [saved, target] : {std::pair{saved_out, 1}, std::pair{saved_err, 2}}) {
+      if (saved < 0) continue;
+      (void)::dup2(saved, target);
+      ::close(saved);
+    }
+    ::close(fd);
+  }
+  CapturedOutput(const CapturedOutput&) = delete;
+  CapturedOutput& operator=(const CapturedOutput&) = delete;
+};
+
+} // namespace
+
 int worker_main(int socket_fd, int device) {
   // The worker must not outlive the oracle: an orphan would hold the GPU.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   using namespace kj::judge;
+  // Before the context exists, which may keep the descriptors it found; the session goes
+  // before the output is given back.
+  const CapturedOutput output;
   std::unique_ptr<WorkerSession> session;
   try {
     session = std::make_unique<WorkerSession>(device, false);
+    session->capture_output(output.fd);
   } catch (const std::exception& e) {
     (void)write_message(
         socket_fd, error_json("internal", fmt::format("the worker cannot start: {}", e.what())));

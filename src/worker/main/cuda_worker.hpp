@@ -43,6 +43,9 @@ public:
   std::optional<nlohmann::json> handle(const nlohmann::json& request);
   // After a sticky CUDA error or "exit": the process must end.
   bool finished() const { return finished_; }
+  // The memory file the process's stdout and stderr go to (worker_main), where the driver
+  // prints a failed device assertion; -1 (the in-process worker): none.
+  void capture_output(int fd) { output_fd_ = fd; }
   const DeviceInfo& device() const { return ctx_.info(); }
 
 private:
@@ -66,11 +69,17 @@ private:
   // one is a crash and ends the session; another is a launch_error, once the launches before
   // the failing one have finished.
   nlohmann::json launch_failure(const CudaError& e, const std::string& where);
+  // What a sticky error that stopped the candidate's kernel says beyond its name: a failed
+  // device assertion with the candidate's text (quoted), a trap; "" for any other error.
+  std::string kernel_stop(const CudaError& e);
+  // What the process printed since the last call (the first 64 KiB), then forgotten.
+  std::string take_output();
   std::map<std::string, CUdeviceptr> pointers_of(int set) const;
 
   CudaContext ctx_;
   bool in_process_;
   bool finished_ = false;
+  int output_fd_ = -1;
   std::unique_ptr<CudaLibrary> library_;
   std::map<std::string, CUfunction> functions_; // by lowered name
   std::array<std::vector<Allocation>, kBufferSets> sets_; // RunRequest::buffer_set

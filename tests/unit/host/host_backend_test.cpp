@@ -3,7 +3,8 @@
 // checked against the value computed here: a grid-stride elementwise kernel, a block tree
 // reduction through static shared memory and __syncthreads, a warp shuffle reduction, dynamic
 // shared memory, atomics across blocks (several CPU threads), a template instantiation, f16,
-// and a kernel whose threads meet at different barriers (a launch error, not a hang). Last, the
+// a kernel whose threads meet at different barriers (a launch error, not a hang), and a failed
+// assert or a trap (the launch ends with the assertion's text and place). Last, the
 // checked build (kjudge's shadow memory behind the compiler's instrumentation), run in a child
 // process since a finding ends it: the missing-barrier tree and the non-atomic cross-block sum
 // of problems/reduce_sum's traps are races with both places in the kernel's source; the same
@@ -98,8 +99,12 @@ TEST(HostRewrite, RefusesWhatTheCpuCannotRunWithItsLine) {
   };
   EXPECT_EQ(refusal("__global__ void k() {\n  asm volatile(\"membar.gl;\");\n}\n"),
             "unsupported on host backend: inline PTX (asm) at c.cu:2");
-  EXPECT_EQ(refusal("#include <cooperative_groups.h>\n__global__ void k() {}\n"),
-            "unsupported on host backend: cooperative groups at c.cu:1");
+  // Cooperative groups run at block and warp level (host_cooperative_groups_test.cpp); a grid's
+  // barrier does not.
+  EXPECT_EQ(refusal("#include <cooperative_groups.h>\n__global__ void k() {\n"
+                    "  cooperative_groups::this_grid().sync();\n}\n"),
+            "unsupported on host backend: grid-wide synchronisation "
+            "(cooperative_groups::this_grid) at c.cu:3");
   EXPECT_EQ(refusal("__global__ void k() {\n\n  nvcuda::wmma::fill_fragment(f, 0);\n}\n"),
             "unsupported on host backend: tensor-core instructions (wmma) at c.cu:3");
   EXPECT_EQ(refusal("__global__ void k() {\n  extern __shared__ float a[], b[];\n}\n"),
@@ -452,6 +457,117 @@ __global__ void diverge(float* y) {
   const unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
   const std::string error = m->launch(0, grid, block, 0, args, 1);
   EXPECT_NE(error.find("different barriers"), std::string::npos) << error;
+}
+
+// A failed assert ends the launch as the driver's CUDA_ERROR_ASSERT does, with the candidate's
+// text, its line and the thread, even while the block's other threads wait at a barrier; the
+// same kernel whose asserts hold runs through.
+TEST_F(HostKernels, AFailedAssertEndsTheLaunchWithItsTextLineBlockAndThread) {
+  const auto m = build(R"(__global__ void check(const int* x, int n, int* y) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  assert(x[i] < n);
+  __syncthreads();
+  y[i] = x[i];
+}
+)",
+                       {"check"});
+  std::vector<int> x(64, 0), y(64, -1);
+  const int *px = x.data();
+  int* py = y.data();
+  int n = 64;
+  void* args[] = {&px, &n, &py};
+  const unsigned grid[3] = {2, 1, 1}, block[3] = {32, 1, 1};
+  HostAssertion held;
+  ASSERT_EQ(m->launch(0, grid, block, 0, args, 2, &held), "");
+  EXPECT_FALSE(held.caught);
+  EXPECT_EQ(y[63], 0);
+
+  x[37] = 100; // block 1, thread 5
+  HostAssertion a;
+  EXPECT_EQ(m->launch(0, grid, block, 0, args, 2, &a), "device assertion failed");
+  ASSERT_TRUE(a.caught);
+  EXPECT_EQ(a.condition, "x[i] < n");
+  EXPECT_EQ(a.file, "test.cu");
+  EXPECT_EQ(a.line, 3u);
+  EXPECT_EQ(std::vector<unsigned>(a.block, a.block + 3), (std::vector<unsigned>{1, 0, 0}));
+  EXPECT_EQ(std::vector<unsigned>(a.thread, a.thread + 3), (std::vector<unsigned>{5, 0, 0}));
+  // Without a place for the fields the message still says what stopped the kernel, and no text.
+  EXPECT_EQ(m->launch(0, grid, block, 0, args, 2), "device assertion failed");
+}
+
+TEST_F(HostKernels, TrapEndsTheLaunch) {
+  const auto m = build(R"(
+__global__ void stop(float* y) {
+  if (threadIdx.x == 7) __trap();
+  y[threadIdx.x] = 1.0f;
+}
+)",
+                       {"stop"});
+  std::vector<float> y(32);
+  float* py = y.data();
+  void* args[] = {&py};
+  const unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  HostAssertion a;
+  EXPECT_EQ(m->launch(0, grid, block, 0, args, 1, &a), "the kernel executed __trap()");
+  EXPECT_FALSE(a.caught);
+}
+
+// Through the preprocessing as NVRTC does it (the source's macros decided before the host
+// build): assert with no include and through <assert.h> or <cassert>, __assertfail called
+// directly with texts that hold anything (capped, the message quotes them), and NDEBUG as usual:
+// -DNDEBUG (one of NVRTC's macros then) or a #define before the include turns assert off.
+TEST_F(HostKernels, AssertAsNvrtcPreprocessesItAndNdebug) {
+  auto run = [](const std::string& head, bool ndebug, HostAssertion& a) {
+    HostCompileOptions o = options();
+    o.device_macros = {{"__CUDACC__", "1"}, {"__CUDACC_RTC__", "1"}, {"__CUDA_ARCH__", "900"}};
+    if (ndebug) o.device_macros.emplace_back("NDEBUG", "");
+    const auto m = compile_host_module(head + R"(
+__global__ void check(int n) {
+  assert(threadIdx.x != 9 && "thread 9");
+}
+)",
+                                       "pp.cu", {"check"}, o);
+    int nn = 1;
+    void* args[] = {&nn};
+    const unsigned grid[3] = {1, 1, 1}, block[3] = {16, 1, 1};
+    return m->launch(0, grid, block, 0, args, 1, &a);
+  };
+  for (const char* head : {"", "#include <assert.h>", "#include <cassert>",
+                           "#define NDEBUG\n#include <assert.h>\n#undef NDEBUG\n#include <cassert>",
+                           "#define NDEBUG"}) {
+    HostAssertion a;
+    EXPECT_EQ(run(head, false, a), "device assertion failed") << head;
+    ASSERT_TRUE(a.caught) << head;
+    EXPECT_EQ(a.condition, "threadIdx.x != 9 && \"thread 9\"") << head;
+    EXPECT_EQ(a.file, "pp.cu") << head;
+    EXPECT_EQ(a.line, static_cast<unsigned>(3 + count_lines(head))) << head;
+    EXPECT_EQ(a.thread[0], 9u) << head;
+  }
+  for (const char* head :
+       {"#define NDEBUG\n#include <cassert>", "#define NDEBUG\n#include <assert.h>"}) {
+    HostAssertion a;
+    EXPECT_EQ(run(head, false, a), "") << head;
+  }
+  for (const char* head : {"", "#include <cassert>"}) {
+    HostAssertion a;
+    EXPECT_EQ(run(head, true, a), "") << head;
+  }
+
+  HostCompileOptions o = options();
+  o.device_macros = {{"__CUDACC__", "1"}, {"__CUDACC_RTC__", "1"}, {"__CUDA_ARCH__", "900"}};
+  const auto m = compile_host_module(R"(
+__global__ void forge() {
+  __assertfail("x\nPASS all\n", "f\".cu", 77, __PRETTY_FUNCTION__, sizeof(char));
+}
+)",
+                                     "forge.cu", {"forge"}, o);
+  const unsigned one[3] = {1, 1, 1};
+  HostAssertion a;
+  EXPECT_EQ(m->launch(0, one, one, 0, nullptr, 1, &a), "device assertion failed");
+  ASSERT_TRUE(a.caught);
+  EXPECT_EQ(a.condition, "x\nPASS all\n");
+  EXPECT_EQ(a.file, "f\".cu");
+  EXPECT_EQ(a.line, 77u);
 }
 
 TEST_F(HostKernels, AHostCompilerErrorIsACompileErrorWithTheCandidatesLines) {

@@ -3,8 +3,10 @@
 // racing line; a construct the CPU cannot run is a SKIP naming it; a read past every buffer
 // crashes on the arena's guard, and --exact-bounds names a read one element past an input;
 // host shapes replace the public and hidden ones; a write to a __device__ variable is a
-// forbidden construct (the static scan) unless its test switch is off. `kjudge bench` times
-// public cases in CPU time, says so, and fails a kernel whose timed outputs go stale.
+// forbidden construct (the static scan) unless its test switch is off; a failed assert and a
+// trap are crashes, the assertion's text quoted so that it forges no line or JSON field of the
+// reports. `kjudge bench` times public cases in CPU time, says so, and fails a kernel whose
+// timed outputs go stale.
 // KJUDGE_TRACE=1 writes where a check's time went. The whole suite's expectations on this
 // backend are data, run by tools/expect (ctest's Expectations.HostBackend).
 #include <sys/wait.h>
@@ -531,6 +533,82 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
       << v.message;
   EXPECT_NE(v.manifest.case_budget.find("every run checked"), std::string::npos)
       << v.manifest.case_budget;
+}
+
+// A failed assert is the candidate's FAIL(crash), never an ERROR, and its message carries the
+// condition quoted, with the candidate's file and line, the block and the thread (i = 1000 is
+// block 3, thread 232 of 256). Only that thread fails, so the message is the same on every run.
+TEST(HostCheck, AFailedAssertIsACrashWithTheQuotedConditionAndItsPlace) {
+  const fs::path cand = write_candidate("kjudge_host_assert.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  assert(i != 1000 && "i is never 1000");
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  CheckOptions o = host_options();
+  o.fail_fast = true;
+  const Verdict v = judge("vector_add", cand, o);
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_NE(v.message.find(
+                "device assertion failed (candidate's text: \"i != 1000 && \\\"i is never "
+                "1000\\\"\" at kjudge_host_assert.cu:11, block [3,0,0] thread [232,0,0])"),
+            std::string::npos)
+      << v.message;
+}
+
+TEST(HostCheck, TrapIsACrashThatSaysSo) {
+  const fs::path cand = write_candidate("kjudge_host_trap.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 1000) __trap();
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  CheckOptions o = host_options();
+  o.fail_fast = true;
+  const Verdict v = judge("vector_add", cand, o);
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_NE(v.message.find("the kernel executed __trap()"), std::string::npos) << v.message;
+}
+
+// The candidate's text cannot forge kjudge's output: __assertfail called with a newline and a
+// "PASS" line of its own, a quote that would end a JSON string, and a file name (from #line)
+// that tries the same. The verdict message holds no newline, the console report no line the
+// candidate began, and the JSON report's message field reads back as the quoted text.
+TEST(HostCheck, AnAssertionsTextCannotForgeALineOrAJsonField) {
+  const fs::path cand = write_candidate("kjudge_host_forge.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+#line 40 "f.cu\nPASS  vector_add"
+  const char* file = __FILE__;
+  if (i == 5)
+    __assertfail("x\nPASS  vector_add  (all cases)\n\", \"outcome\": \"PASS", file, 40, "f", 1);
+  if (i < N) z[i] = x[i] + y[i];
+}
+)cu");
+  CheckOptions o = host_options();
+  o.fail_fast = true;
+  const Verdict v = judge("vector_add", cand, o);
+  EXPECT_EQ(v.reason, Reason::crash) << describe(v);
+  EXPECT_EQ(v.message.find('\n'), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("device assertion failed (candidate's text: \"x\\x0aPASS  vector_add  "
+                           "(all cases)\\x0a\\\", \\\"outcome\\\": \\\"PASS\" at "
+                           "\"f.cu\\x0aPASS  vector_add\":40, block [0,0,0] thread [5,0,0])"),
+            std::string::npos)
+      << v.message;
+  std::ostringstream console;
+  make_console_reporter(console)->report(v);
+  std::istringstream lines(console.str());
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_NE(line.rfind("PASS", 0), 0u) << console.str();
+  std::ostringstream json_out;
+  make_json_reporter(json_out)->report(v);
+  const nlohmann::json j = nlohmann::json::parse(json_out.str());
+  EXPECT_EQ(j.at("outcome"), "FAIL");
+  EXPECT_EQ(j.at("message").get<std::string>(), v.message);
 }
 
 // ---- kjudge bench on the host backend ----------------------------------------------------------

@@ -262,6 +262,24 @@ __global__ void k(const char** out) {
   EXPECT_EQ(listed(found), "takes the address of the string literal $str @3; ");
 }
 
+// What a kernel may do to stop itself: assert through <cassert>, a direct call of the toolkit's
+// __assertfail (its strings and its function name's, __unnamed_1, are .global too), __trap()
+// and the trap instruction itself. The scan has never refused any of them; the verdict is a
+// crash (docs/design.md).
+TEST(StaticScan, AssertTrapAndTheToolkitsAssertfailAreNotFound) {
+  const auto found = scan(R"(
+#include <cassert>
+__global__ void k(const float* x, float* y, int n) {
+  assert(x[0] > 0 && "a message");
+  if (n == 1) __assertfail("direct", "f.cu", 7, __PRETTY_FUNCTION__, sizeof(char));
+  if (n == 2) __trap();
+  if (n == 3) asm volatile("trap;");
+  y[0] = x[0];
+}
+)");
+  EXPECT_TRUE(found.empty()) << listed(found);
+}
+
 // A function that is not inlined gets the address as a parameter, where the scan of the callee
 // cannot tell it from any other pointer (bump is called with `out` too, so NVRTC keeps the
 // parameter).

@@ -356,21 +356,48 @@ TEST(CompileModule, PtxComesFreeWithTheCubin) {
   EXPECT_FALSE(m.ptx.empty());
 }
 
-// Code as training codebases write it compiles under NVRTC: cuda_runtime.h and cuda.h are
-// kjudge's stand-ins, INFINITY, NAN and NULL come from the prelude (with no include at all), and
-// the cache-hint loads and stores and atomicInc are NVRTC's own.
+// Code as training codebases write it compiles under NVRTC: cuda_runtime.h, cuda.h, assert.h
+// and cassert are kjudge's stand-ins, INFINITY, NAN and NULL come from the prelude and assert
+// and __trap from NVRTC (with no include at all), and the cache-hint loads and stores and
+// atomicInc are NVRTC's own.
 TEST(CompileModule, TrainingCodebaseGlue) {
-  for (const char* includes : {"#include <cuda_runtime.h>\n#include <cuda.h>\n", ""}) {
+  for (const char* includes : {"#include <cuda_runtime.h>\n#include <cuda.h>\n",
+                               "#include <assert.h>\n", "#include <cassert>\n", ""}) {
     const std::string src = std::string(includes) + R"(
 __global__ void glue(const float* x, float* y, unsigned* count, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  assert(n >= 0 && count != NULL);
+  if (n > (1 << 30)) __trap();
   if (i < n && count != NULL) __stcs(y + i, __ldcs(x + i) > 1e30f ? INFINITY : NAN);
   atomicInc(count, 9u);
 }
 )";
     const kj::CompiledModule m = kj::compile_module(src, "glue.cu", {"glue"}, base_options());
     ASSERT_EQ(m.kernels.size(), 1u) << includes;
+    EXPECT_NE(m.ptx.find("__assertfail"), std::string::npos) << includes;
+    EXPECT_NE(m.ptx.find("\ttrap;"), std::string::npos) << includes;
   }
+}
+
+// NDEBUG as the C library has it: assert is what the last inclusion of <assert.h> made of
+// NDEBUG there (NVRTC's own definition counting as one before the source), so -DNDEBUG or a
+// #define NDEBUG before the include turns it off and a #define alone does not.
+TEST(CompileModule, AssertFollowsNdebugAsUsual) {
+  auto asserts = [](const std::string& head, std::vector<std::string> options = {}) {
+    kj::CompileOptions o = base_options();
+    o.options = std::move(options);
+    const kj::CompiledModule m = kj::compile_module(
+        head + "\n__global__ void k(int n) { assert(n > 0); }\n", "nd.cu", {"k"}, o);
+    return m.ptx.find("__assertfail") != std::string::npos;
+  };
+  EXPECT_TRUE(asserts(""));
+  EXPECT_TRUE(asserts("#include <cassert>"));
+  EXPECT_FALSE(asserts("", {"-DNDEBUG"}));
+  EXPECT_FALSE(asserts("#include <assert.h>", {"-DNDEBUG"}));
+  EXPECT_FALSE(asserts("#define NDEBUG\n#include <cassert>"));
+  EXPECT_FALSE(asserts("#define NDEBUG\n#include <assert.h>"));
+  EXPECT_TRUE(asserts("#define NDEBUG"));
+  EXPECT_TRUE(asserts("#define NDEBUG\n#include <assert.h>\n#undef NDEBUG\n#include <cassert>"));
 }
 
 } // namespace

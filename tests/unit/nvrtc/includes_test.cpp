@@ -24,10 +24,10 @@ TEST(IncludeAllowed, TheList) {
        {"kjudge/device.cuh", "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cooperative_groups.h",
         "cooperative_groups/reduce.h", "cooperative_groups/memcpy_async.h", "mma.h",
         "cuda/pipeline", "cuda/barrier", "cuda/ptx", "cuda/std/cstdint", "cub/cub.cuh",
-        "cub/block/block_reduce.cuh", "cuda_runtime.h", "cuda.h"})
+        "cub/block/block_reduce.cuh", "cuda_runtime.h", "cuda.h", "assert.h", "cassert"})
     EXPECT_TRUE(kj::include_allowed(h)) << h;
   for (const char* h :
-       {"stdio.h", "cstdio", "my.h", "thrust/sort.h", "cuda_runtime_api.h", "kjudge/rounding.hpp",
+       {"stdio.h", "cstdio", "cassert.h", "assert", "my.h", "thrust/sort.h", "cuda_runtime_api.h", "kjudge/rounding.hpp",
         "cub/../stdio.h", "cub/./x", "/usr/include/stdio.h", "cub/", "cub", "cooperative_groups/",
         "cuda/std/", "cuda_fp16.hpp", "", "cub//x.cuh", "cub\\x.cuh"})
     EXPECT_FALSE(kj::include_allowed(h)) << h;

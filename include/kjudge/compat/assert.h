@@ -1,0 +1,20 @@
+// What `#include <assert.h>` (and <cassert>) gives a candidate: the toolkit's device assert, as
+// NVRTC's own headers define it (crt/common_functions.h), which NVRTC already provides with no
+// include at all. Like the C library's header it has no include guard: each inclusion defines
+// assert anew by whether NDEBUG is defined there, so `#define NDEBUG` before the include turns
+// it off, as usual. The host build finds this file for the host's own headers too (the compat
+// folder is on its include path): before the emulation has declared __assertfail they get the
+// C library's assert; after it, the same device assert, which cuda_emulation.hpp turns into the
+// launch's failure.
+#if defined(KJ_HOST_BACKEND) && !defined(KJ_HOST_ASSERTFAIL)
+#include_next <assert.h>
+#else
+#undef assert
+#ifdef NDEBUG
+#define assert(e) (static_cast<void>(0))
+#else
+#define assert(e)                                                                                  \
+  ((e) ? static_cast<void>(0)                                                                      \
+       : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))
+#endif
+#endif
