@@ -134,8 +134,9 @@ namespace shadow {
 struct Side {
   std::uint32_t block = 0;      // linear block index
   std::uint16_t thread = 0;     // linear thread index + 1; 0: no access remembered
-  std::uint8_t atomic = 0;
-  std::uint8_t write = 0;
+  std::uint16_t atomic : 1 = 0;
+  std::uint16_t write : 1 = 0;
+  std::uint16_t fence : 14 = 0; // global accesses: the thread's count of __threadfence before it
   std::uint32_t epoch = 0;      // the block's count of released __syncthreads at the access
   std::uint32_t warp_epoch = 0; // its warp's count of released warp barriers
   std::uint32_t pc = 0;         // the access's code address, from the module's start
@@ -470,7 +471,17 @@ inline int __syncthreads_count(int p) {
   throw ::kjh::LaunchFailure("__syncthreads_count is not supported on the host backend");
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { ::kjh::warp_barrier(mask); }
-inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+#if KJ_SHADOW
+namespace kjh::shadow {
+void thread_fence(); // the checked build: a fence orders the thread's accesses before a release
+}
+#endif
+inline void __threadfence() {
+#if KJ_SHADOW
+  ::kjh::shadow::thread_fence();
+#endif
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 // assert calls the toolkit's __assertfail (kjudge/compat/assert.h, as NVRTC's headers define
@@ -923,11 +934,21 @@ inline void launch(Entry entry, const unsigned grid[3], const unsigned block[3],
 // block's shared memory:
 // - bounds: a byte that is not valid is an exact out-of-bounds report (which buffer, how far);
 // - races: two accesses to a byte by different threads, at least one a write and not both
-//   atomic, race unless a barrier orders them. Within a block __syncthreads orders everything
+//   atomic, race unless something orders them. Within a block __syncthreads orders everything
 //   before it before everything after it (the block's barrier epoch), and a warp barrier (also
-//   every shuffle and vote) does the same for its warp; threads of different blocks are never
-//   ordered within a launch. No timing is involved: blocks run one after another on one CPU
-//   thread and the verdict is the same on every run and machine.
+//   every shuffle and vote) does the same for its warp. No timing is involved: blocks run one
+//   after another on one CPU thread and the verdict is the same on every run and machine.
+// - across blocks only a fenced hand-off orders (CUDA's "last block done"). A global atomic
+//   write after its thread's __threadfence is a release of the block's accesses before that
+//   fence: the thread's own, and every thread's of earlier barrier epochs (the fence is
+//   cumulative); when every thread fenced its accesses before a barrier, all of those too. A
+//   global atomic that reads (a load or read-modify-write) acquires the releases on its address
+//   that its chain of read-modify-writes reaches (a plain or atomic store to the address cuts
+//   it), for its thread and, past the next __syncthreads, its block; an earlier block's atomic
+//   on that address is ordered before it too (coherence: the chain ends in this atomic). As in
+//   the guide's threadFenceReduction, the reading side needs no fence; warp barriers pass on no
+//   acquire. What overflows the bounded bookkeeping (16 addresses, 2^20 releases, blocks of
+//   1024 threads) orders nothing, so it can only add a report, never hide one.
 // The first finding is written to stderr as one line the host runner reads back, and the
 // process ends with status 66: the rest of the run would only repeat it. Code addresses are
 // offsets in the module; the runner turns them into source lines with the module's debug
@@ -980,8 +1001,190 @@ KJ_UNCHECKED inline void map_shared(Block& b) {
     throw LaunchFailure("no memory for the shared memory's shadow");
 }
 
+// ---- order across blocks: fences, releases, acquires (the model above) ----
+
+inline constexpr unsigned kMaxVars = 16;          // addresses written by global atomics
+inline constexpr unsigned kOrderThreads = 1024;   // a bigger block releases and acquires nothing
+inline constexpr std::uint32_t kMaxReleases = 1u << 20;
+inline constexpr std::uint32_t kMaxBlockReleases = 2 * kOrderThreads;
+inline constexpr unsigned kMaxFences = (1u << 14) - 1; // Side::fence; saturated: not released
+
+// An address global atomics write. `chain`: the first release its atomics still read from.
+struct Var {
+  std::uintptr_t address = 0;
+  std::uint32_t size = 0, chain = 0;
+};
+
+// A global atomic write on `var`: it releases its block's accesses of epochs before `epoch`,
+// and thread `thread`'s made before its fence number `fence`.
+struct Release {
+  std::uint32_t block = 0, epoch = 0;
+  std::uint16_t thread = 0, fence = 0;
+  std::uint8_t var = 0;
+};
+
+// Releases held: on var v (bit v of mask), those from index from[v] on.
+struct Acquired {
+  std::uint32_t mask = 0;
+  std::uint32_t from[kMaxVars] = {};
+};
+
+struct ThreadOrder {
+  std::uint16_t fences = 0;          // its __threadfence calls (saturating)
+  bool dirty = false;                // a global access since its last fence
+  std::uint32_t fence_epoch = 0;     // the barrier epoch of its last fence
+  std::uint32_t last_release = 0;    // index of its last release + 1; 0: none in this block
+  Acquired acquired;
+};
+
+struct Order {
+  bool on = false; // the running block is tracked (releases mapped, at most kOrderThreads)
+  Var vars[kMaxVars];
+  unsigned var_count = 0;
+  Release* releases = nullptr; // kMaxReleases, in block order (blocks run in order)
+  std::uint32_t release_count = 0;
+  // The running block. fenced_epoch: its accesses of earlier epochs were all fenced by their
+  // own threads before a barrier. pending: acquired in the epoch seen_epoch, the block's once a
+  // barrier passes.
+  std::uint32_t first_release = 0, threads = 0, seen_epoch = 0, fenced_epoch = 0;
+  bool any_fence = false;
+  Acquired block_acquired, pending;
+  ThreadOrder thread[kOrderThreads];
+};
+inline Order order;
+
+KJ_UNCHECKED inline void hold(Acquired& a, unsigned v, std::uint32_t from) {
+  if (!(a.mask >> v & 1u) || from < a.from[v]) a.from[v] = from;
+  a.mask |= 1u << v;
+}
+
+KJ_UNCHECKED inline bool holds(const Acquired& a, unsigned v, std::uint32_t index) {
+  return (a.mask >> v & 1u) && a.from[v] <= index;
+}
+
+KJ_UNCHECKED inline void begin_block_order(const Block& b) {
+  const unsigned n = b.block_dim.x * b.block_dim.y * b.block_dim.z;
+  order.on = order.releases != nullptr && n <= kOrderThreads;
+  order.threads = order.on ? n : 0;
+  order.first_release = order.release_count;
+  order.seen_epoch = order.fenced_epoch = 0;
+  order.any_fence = false;
+  order.block_acquired.mask = order.pending.mask = 0;
+  for (unsigned i = 0; i < order.threads; ++i) {
+    ThreadOrder& t = order.thread[i];
+    t.fences = 0;
+    t.dirty = false;
+    t.fence_epoch = t.last_release = 0;
+    t.acquired.mask = 0;
+  }
+}
+
+// Brings the block's state up to its barrier epoch. Called before any thread's state changes,
+// so what it reads is what held when the barriers released.
+KJ_UNCHECKED inline void catch_up(const Block& b) {
+  if (order.seen_epoch == b.barrier_epoch) return;
+  order.seen_epoch = b.barrier_epoch;
+  if (order.any_fence) {
+    bool clean = true;
+    for (unsigned i = 0; i < order.threads && clean; ++i)
+      clean = !order.thread[i].dirty;
+    if (clean) order.fenced_epoch = b.barrier_epoch;
+  }
+  for (unsigned v = 0; v < kMaxVars; ++v)
+    if (order.pending.mask >> v & 1u) hold(order.block_acquired, v, order.pending.from[v]);
+  order.pending.mask = 0;
+}
+
+KJ_UNCHECKED inline void thread_fence() {
+  const Thread* t = current_thread;
+  if (t == nullptr || !order.on || !state.races) return;
+  catch_up(*t->block);
+  ThreadOrder& mine = order.thread[t->linear];
+  if (mine.fences < kMaxFences) ++mine.fences;
+  mine.dirty = false;
+  mine.fence_epoch = t->block->barrier_epoch;
+  order.any_fence = true;
+}
+
+// A global atomic on [address, address + size): its var (registered by a write), after the
+// acquire a read makes; -1 when untracked. `cells`: the access's shadow, still holding the
+// last write.
+KJ_UNCHECKED inline int atomic_order(std::uintptr_t address, std::size_t size, bool write,
+                                     bool rmw, const Cell* cells, std::size_t count,
+                                     const Thread& t) {
+  int v = -1;
+  for (unsigned i = 0; i < order.var_count && v < 0; ++i)
+    if (order.vars[i].address == address && order.vars[i].size == size) v = static_cast<int>(i);
+  if (v < 0) {
+    if (!write || order.var_count == kMaxVars) return -1; // a read with nothing released
+    v = static_cast<int>(order.var_count++);
+    order.vars[v] = Var{address, static_cast<std::uint32_t>(size), order.release_count};
+  }
+  Var& var = order.vars[v];
+  // A plain store since the last atomic, or this atomic store, starts a new chain.
+  bool cut = write && !rmw;
+  for (std::size_t i = 0; i < count && !cut; ++i)
+    cut = cells[i].write.thread != 0 && !cells[i].write.atomic;
+  if (cut) var.chain = order.release_count;
+  if (!write || rmw) {
+    hold(order.thread[t.linear].acquired, static_cast<unsigned>(v), var.chain);
+    hold(order.pending, static_cast<unsigned>(v), var.chain);
+  }
+  return v;
+}
+
+// After a global atomic write on var v by a thread with fenced accesses behind it.
+KJ_UNCHECKED inline void release(unsigned v, const Thread& t) {
+  ThreadOrder& mine = order.thread[t.linear];
+  const std::uint32_t epoch =
+      mine.fence_epoch > order.fenced_epoch ? mine.fence_epoch : order.fenced_epoch;
+  const Release r{t.block->linear, epoch, static_cast<std::uint16_t>(t.linear + 1), mine.fences,
+                  static_cast<std::uint8_t>(v)};
+  // Its last release on the same var and chain covers less and is held whenever this one is.
+  if (mine.last_release != 0) {
+    Release& last = order.releases[mine.last_release - 1];
+    if (last.var == v && order.vars[v].chain < mine.last_release) {
+      last = r;
+      return;
+    }
+  }
+  if (order.release_count == kMaxReleases ||
+      order.release_count - order.first_release == kMaxBlockReleases)
+    return;
+  order.releases[order.release_count++] = r;
+  mine.last_release = order.release_count;
+}
+
+// Is `a`, an earlier block's access to the byte at `at`, ordered before thread t's now?
+KJ_UNCHECKED inline bool ordered_across(const Side& a, const Thread& t, std::uintptr_t at) {
+  if (!order.on) return false;
+  const Acquired& mine = order.thread[t.linear].acquired;
+  const Acquired& block = order.block_acquired;
+  if ((mine.mask | block.mask) == 0) return false;
+  if (a.atomic)
+    for (unsigned v = 0; v < order.var_count; ++v)
+      if (at - order.vars[v].address < order.vars[v].size && ((mine.mask | block.mask) >> v & 1u))
+        return true;
+  std::uint32_t lo = 0, hi = order.first_release; // the releases of a's block
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (order.releases[mid].block < a.block)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (std::uint32_t i = lo; i < order.first_release && order.releases[i].block == a.block; ++i) {
+    const Release& r = order.releases[i];
+    if ((a.epoch < r.epoch || (a.thread == r.thread && a.fence < r.fence)) &&
+        (holds(mine, r.var, i) || holds(block, r.var, i)))
+      return true;
+  }
+  return false;
+}
+
 KJ_UNCHECKED inline void begin_block(Block& b) {
   if (b.shared_shadow.cells) reset(b.shared_shadow, 0, b.shared_used, false);
+  begin_block_order(b);
 }
 
 KJ_UNCHECKED inline void begin_launch(const unsigned grid[3], const unsigned block[3]) {
@@ -991,20 +1194,28 @@ KJ_UNCHECKED inline void begin_launch(const unsigned grid[3], const unsigned blo
   }
   for (unsigned s = 0; s < state.span_count; ++s)
     reset(state.global, state.spans[2 * s], state.spans[2 * s + 1], true);
+  order.var_count = 0;
+  order.release_count = 0;
+  if (order.releases == nullptr) {
+    void* p = ::mmap(nullptr, kMaxReleases * sizeof(Release), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    order.releases = p == MAP_FAILED ? nullptr : static_cast<Release*>(p);
+  }
 }
 
-// A happened before the access `t` is making now (same thread, or a barrier between them)?
-KJ_UNCHECKED inline bool ordered(const Side& a, const Thread& t) {
+// A happened before the access `t` is making now to the byte at `at` (same thread, a barrier
+// between them, or across blocks a release and acquire)?
+KJ_UNCHECKED inline bool ordered(const Side& a, const Thread& t, std::uintptr_t at) {
   const Block& b = *t.block;
-  if (a.block != b.linear) return false;
+  if (a.block != b.linear) return ordered_across(a, t, at);
   if (a.thread == t.linear + 1) return true;
   if (a.epoch != b.barrier_epoch) return true;
   const unsigned warp = t.linear / kWarp;
   return (a.thread - 1u) / kWarp == warp && a.warp_epoch != b.warp_epoch[warp];
 }
 
-KJ_UNCHECKED inline bool clashes(const Side& a, bool atomic, const Thread& t) {
-  return a.thread != 0 && !(a.atomic && atomic) && !ordered(a, t);
+KJ_UNCHECKED inline bool clashes(const Side& a, bool atomic, const Thread& t, std::uintptr_t at) {
+  return a.thread != 0 && !(a.atomic && atomic) && !ordered(a, t, at);
 }
 
 KJ_UNCHECKED inline const char* access_name(bool write, bool atomic) {
@@ -1050,8 +1261,9 @@ KJ_UNCHECKED inline void index3(unsigned long long linear, const unsigned dims[3
   report(line, n);
 }
 
+// rmw: an atomic write that reads too (all but an atomic store).
 KJ_UNCHECKED inline void on_access(const void* address, std::size_t size, bool write, bool atomic,
-                                   const void* pc) {
+                                   const void* pc, bool rmw = true) {
   const Thread* t = current_thread;
   if (t == nullptr || size == 0) return; // the runtime's own bookkeeping, outside any thread
   const Block& b = *t->block;
@@ -1080,28 +1292,41 @@ KJ_UNCHECKED inline void on_access(const void* address, std::size_t size, bool w
                                       reinterpret_cast<std::uintptr_t>(__ehdr_start));
   const long long offset = shared ? static_cast<long long>(first)
                                   : static_cast<long long>(a - state.origin);
+  int var = -1;
+  if (!shared && state.races && order.on) {
+    catch_up(b);
+    ThreadOrder& mine = order.thread[t->linear];
+    mine.dirty = true;
+    now.fence = mine.fences;
+    if (atomic) var = atomic_order(a, size, write, rmw, cells->cells + first, end - first, *t);
+  }
   for (std::size_t i = first; i < end; ++i) {
     Cell& c = cells->cells[i];
     if (!c.valid) found("bounds", shared, offset, size, write, atomic, now.pc, *t, nullptr);
     if (!state.races) continue;
+    const std::uintptr_t at = cells->lo + i;
     const Side* earlier = nullptr;
-    if (clashes(c.write, atomic, *t))
+    if (clashes(c.write, atomic, *t, at))
       earlier = &c.write;
-    else if (write && clashes(c.read, atomic, *t))
+    else if (write && clashes(c.read, atomic, *t, at))
       earlier = &c.read;
-    else if (write && clashes(c.other_read, atomic, *t))
+    else if (write && clashes(c.other_read, atomic, *t, at))
       earlier = &c.other_read;
     if (earlier) found("race", shared, offset, size, write, atomic, now.pc, *t, earlier);
     if (write) {
       c.write = now;
       if (!atomic) c.read = c.other_read = Side{}; // all ordered before this write
-    } else if (c.read.thread == 0 || ordered(c.read, *t)) {
-      if (c.other_read.thread != 0 && ordered(c.other_read, *t)) c.other_read = Side{};
+    } else if (c.read.thread == 0 || ordered(c.read, *t, at)) {
+      if (c.other_read.thread != 0 && ordered(c.other_read, *t, at)) c.other_read = Side{};
       c.read = now;
-    } else if (c.other_read.thread == 0 || ordered(c.other_read, *t)) {
+    } else if (c.other_read.thread == 0 || ordered(c.other_read, *t, at)) {
       c.other_read = now; // a second reader no barrier orders with the first
     }
   }
+  // A release once the thread (or every thread, before a barrier) fenced what came before.
+  if (var >= 0 && write &&
+      (order.thread[t->linear].fences > 0 || order.fenced_epoch > 0))
+    release(static_cast<unsigned>(var), *t);
 }
 
 } // namespace kjh::shadow
@@ -1160,7 +1385,8 @@ KJ_HOOK void __tsan_atomic_signal_fence(int) {}
     return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                    \
   }                                                                                                 \
   KJ_HOOK void __tsan_atomic##N##_store(volatile T* p, T v, int) {                                 \
-    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0)); \
+    ::kjh::shadow::on_access(const_cast<T*>(p), sizeof(T), true, true, __builtin_return_address(0), \
+                             false);                                                                \
     __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                       \
   }                                                                                                 \
   KJ_HOOK T __tsan_atomic##N##_exchange(volatile T* p, T v, int) {                                 \

@@ -1,6 +1,7 @@
 // kj::check on the host backend (no GPU needed, so it runs in CI): a correct kernel passes with
 // trust "host" and its case budget stated; a missing barrier is `nondeterministic` with the
-// racing line; a construct the CPU cannot run is a SKIP naming it; a read past every buffer
+// racing line, and the fenced "last block done" passes while without its fence its store and
+// load race; a construct the CPU cannot run is a SKIP naming it; a read past every buffer
 // crashes on the arena's guard, and --exact-bounds names a read one element past an input;
 // host shapes replace the public and hidden ones; a write to a __device__ variable is a
 // forbidden construct (the static scan) unless its test switch is off; a failed assert and a
@@ -141,6 +142,29 @@ TEST(HostCheck, WithoutRaceDetectionTheSameTrapIsNotCalledARace) {
   for (const auto& s : v.skips)
     said = said || s.find("race detection") != std::string::npos;
   EXPECT_TRUE(said) << describe(v);
+}
+
+// problems/reduce_all's one-launch sum: the race screen orders each block's fenced partial
+// before the last block's reads. Without the fence (and the PTX check that would name it first
+// off) the last block's read and block 0's store race, at their lines.
+TEST(HostCheck, TheFencedLastBlockDonePassesAndWithoutItsFenceIsARaceAtItsLines) {
+  const Verdict fenced =
+      judge("reduce_all", problems() / "reduce_all/solutions/last_block.cu", host_options());
+  EXPECT_EQ(fenced.outcome, Outcome::pass) << describe(fenced);
+  CheckOptions o = host_options();
+  o.fail_fast = true;
+  ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
+  allow_test_switches(true);
+  const Verdict unfenced = judge("reduce_all", problems() / "reduce_all/traps/missing_fence.cu", o);
+  ::unsetenv("KJ_TEST_DISABLE");
+  allow_test_switches(false);
+  EXPECT_EQ(unfenced.reason, Reason::nondeterministic) << describe(unfenced);
+  EXPECT_NE(unfenced.message.find("data race on 4 bytes of scratch 'partial' (byte 0): a read at "
+                                  "missing_fence.cu:42 by block (63,0,0) thread (0,0,0), and an "
+                                  "earlier write at missing_fence.cu:35 by block (0,0,0) thread "
+                                  "(0,0,0)"),
+            std::string::npos)
+      << unfenced.message;
 }
 
 TEST(HostCheck, AConstructTheCpuCannotRunIsASkipNamingIt) {
