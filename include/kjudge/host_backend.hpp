@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,10 @@ struct HostCompileOptions {
   // atomic orders) and exact out-of-bounds accesses. Built with the compiler's ThreadSanitizer
   // instrumentation and -g, without the sanitizer's runtime; several times slower.
   bool checked = false;
+  // The plain build with the compiler's coverage instrumentation on the source's own lines
+  // (gcov's arc counters, kept in a section rather than registered at load): the module's
+  // kj_host_coverage hands the counters out, read_line_coverage names the lines that ran.
+  bool coverage = false;
   // NVRTC's predefined macros with their expansions (nvrtc_predefined_macros): when given, the
   // source is first preprocessed with exactly these and none of the host compiler's, so its
   // conditionals take the branches NVRTC took (preprocess_as_nvrtc).
@@ -130,6 +135,9 @@ public:
                      HostAssertion* assertion = nullptr) const;
   // The CPU time of the last launch, summed over the CPU threads that ran its blocks.
   double last_launch_cpu_ms() const;
+  // A coverage build's counters since it was loaded, in gcov's data-file form (at most
+  // `capacity` bytes; nullopt for a build without coverage or counters that do not fit).
+  std::optional<std::vector<std::byte>> coverage(std::size_t capacity) const;
 
 private:
   void* handle_ = nullptr;
@@ -138,6 +146,7 @@ private:
                  void (*)(unsigned, void (*)(void*), void*), char*, unsigned long) = nullptr;
   int (*track_)(const void*, unsigned long, const void*, const unsigned long*, unsigned, int) = nullptr;
   unsigned long long (*cpu_ns_)() = nullptr;
+  unsigned long (*coverage_)(unsigned char*, unsigned long) = nullptr;
 };
 
 // Rewrite and compile, or find in the cache (the key covers the rewritten text, the compiler's
@@ -151,6 +160,20 @@ std::filesystem::path build_host_module(std::string_view source, std::string_vie
 std::unique_ptr<HostModule> compile_host_module(std::string_view source, std::string_view file_name,
                                                 const std::vector<std::string>& expressions,
                                                 const HostCompileOptions& options);
+
+// Which lines of the source a coverage build ran: `lines` holds every line with code, `unrun`
+// those of them no run reached (both ascending).
+struct LineCoverage {
+  std::vector<unsigned> lines, unrun;
+};
+// The counters HostModule::coverage handed out, read against the notes the coverage build of
+// `shared_object` left beside it (`<key>.gcno`), by the compiler's gcov run confined as a build
+// step; the lines of `file_name` only. nullopt with `why` set when they cannot be read (the
+// counters are the candidate's memory: malformed ones are no finding, only no coverage).
+std::optional<LineCoverage> read_line_coverage(const std::filesystem::path& shared_object,
+                                               std::span<const std::byte> counters,
+                                               std::string_view file_name,
+                                               const HostCompileOptions& options, std::string& why);
 
 // One access a checked build reports.
 struct ShadowAccess {

@@ -210,6 +210,9 @@ struct LaunchResources {
 struct CaseFinding {
   std::string case_id;     // <hash8>:<shape-set>:<seed>:<transform>
   std::string case_class;  // "public", "hidden", "perturbed", "special" (for redaction)
+  // The set it was drawn from ("public1", "host0~C=33"); a hidden one's may carry its dims,
+  // so no report shows it.
+  std::string shape_set;
   bool hidden = false;
   Reason reason = Reason::none;
   std::string message;
@@ -237,6 +240,23 @@ struct Manifest {
   std::string case_budget;
 };
 
+// Host backend: which lines of the candidate's source its runs reached (the compiler's coverage
+// instrumentation). A passing host verdict whose lines did not all run is weaker: its
+// `confidence` is the fraction that ran.
+struct LinesRun {
+  bool measured = false;
+  std::string not_measured;               // why, when not measured
+  std::size_t lines = 0;                  // lines of the candidate's file with code
+  std::vector<unsigned> unrun;            // of them, those no run reached (ascending)
+  std::vector<std::string> added_cases;   // larger cases run to reach them
+  std::string stopped;                    // why no more were added while lines stayed unrun
+  double confidence() const {
+    return !measured || lines == 0 ? 1.0
+                                   : static_cast<double>(lines - unrun.size()) /
+                                         static_cast<double>(lines);
+  }
+};
+
 struct Verdict {
   Outcome outcome = Outcome::pass;
   Reason reason = Reason::none;
@@ -249,6 +269,7 @@ struct Verdict {
   std::int64_t cases_excluded = 0;      // by the candidate's preconditions (`requires`)
   std::vector<std::string> preconditions; // the candidate's `requires`, as the problem writes them
   std::vector<std::string> skips;       // "SKIP(reason)" lines: checks that could not run
+  std::optional<LinesRun> lines_run;    // host backend, on a check whose cases all passed
   // Defences a test switch turned off (KJ_TEST_DISABLE with --unsafe-test-switches): a verdict
   // with any is no judgement of the candidate.
   std::vector<std::string> defences_disabled;

@@ -355,6 +355,17 @@ struct RelBound {
   double ratio = 0;
 };
 
+// The floor of relative's bound as its source states it: one ulp of the dtype at the golden's
+// magnitude `g`. At 0 that is the dtype's smallest subnormal, and the text says so: a bare
+// "1 ulp at max|golden|=0: 1.4e-45" reads as a typo for a bound.
+std::string relative_floor_text(const std::string& dt, const char* magnitude, double g,
+                                double floor) {
+  if (g == 0)
+    return fmt::format("floor 1 ulp {} at {}=0, its smallest subnormal: {:.3g}", dt, magnitude,
+                       floor);
+  return fmt::format("floor 1 ulp {} at {}={:.3g}: {:.3g}", dt, magnitude, g, floor);
+}
+
 RelBound rel_bound(const cmp_stats& a, DType t, double k) {
   RelBound b;
   b.max_e = a.max_e;
@@ -475,11 +486,17 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
 
     f.bound.policy = fmt::format("relative({})", k);
     f.bound.expected = "golden";
-    f.bound.source = fmt::format(
-        "k={} ({}) x max(max|ref-golden|={:.3g}, floor 1 ulp {} at max|golden|={:.3g}: {:.3g}); "
-        "rms: k x max(rms|ref-golden|={:.3g}, floor 1 ulp {} at rms(golden)={:.3g}: {:.3g})",
-        k, kGiven ? "given" : dt + " default", wb.max_r, dt, wb.max_g, wb.floor, wb.rms_r, dt,
-        wb.rms_g, wb.floor_rms);
+    const std::string given = kGiven ? "given" : dt + " default";
+    if (w.judged > 0)
+      f.bound.source = fmt::format(
+          "k={} ({}) x max(max|ref-golden|={:.3g}, {}); rms: k x max(rms|ref-golden|={:.3g}, {})",
+          k, given, wb.max_r, relative_floor_text(dt, "max|golden|", wb.max_g, wb.floor), wb.rms_r,
+          relative_floor_text(dt, "rms(golden)", wb.rms_g, wb.floor_rms));
+    else // the golden's magnitude over no element is no magnitude: the bound had nothing to hold
+      f.bound.source = fmt::format(
+          "k={} ({}) x max(|ref-golden|, floor 1 ulp {} at |golden|) over the finite elements: "
+          "none of the {} was judged (non-finite, or excused by the NaN rule)",
+          k, given, dt, plural(n, "element", "elements"));
     if (sliced)
       f.bound.source +=
           fmt::format("; the same per slice along axis {} ({} slices)", l.axis, l.extent);
@@ -625,10 +642,18 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
       log_error_ratio(r.ratio, w.nonfinite > 0 || w.mismatch > 0, f.pass());
 
   std::vector<std::string> parts;
-  if (w.nonfinite > 0)
-    parts.push_back(fmt::format("{} where the rounded golden does not allow {}; first at {}",
-                                plural(w.nonfinite, "non-finite value", "non-finite values"),
-                                w.nonfinite == 1 ? "it" : "them", at(w.first_nonfinite)));
+  if (w.nonfinite > 0) {
+    // Where, what was found and what was expected there: the expected value, not a bound (the
+    // policy's bound says nothing about an element no finite value could meet).
+    const ElementReport e = report(w.first_nonfinite);
+    parts.push_back(fmt::format(
+        "{} where the rounded golden does not allow {}; first at {}: found {}, expected {} ({})",
+        plural(w.nonfinite, "non-finite value", "non-finite values"),
+        w.nonfinite == 1 ? "it" : "them", show_index(shape, w.first_nonfinite), show(e.value),
+        show(e.expected),
+        p.has_golden != 0 ? fmt::format("the golden rounded to {}", dt)
+                          : std::string("the reference")));
+  }
   if (w.mismatch > 0)
     parts.push_back(fmt::format("{} where the rounded golden is not finite; first at {}",
                                 plural(w.mismatch, "finite value", "finite values"),

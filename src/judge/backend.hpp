@@ -18,6 +18,9 @@
 
 namespace kj::judge {
 
+struct CaseLoop;
+struct JudgedCases;
+
 class CheckBackend {
 public:
   virtual ~CheckBackend() = default;
@@ -38,6 +41,14 @@ public:
   judge_in_place(const CaseData& data, const RunOutcome& first, const RunOutcome& second) {
     (void)data, (void)first, (void)second;
     return std::nullopt;
+  }
+  // Host backend, once every case of `judged` (the run of `cases`) passed: the lines of the
+  // candidate its runs reached, put on `v.lines_run`, and while some stay unrun, larger cases
+  // judged (their findings appended to `v.cases`) until they run, the larger shapes run out or
+  // their share of the time budget does.
+  virtual void reach_unrun_lines(const CaseLoop& loop, const JudgedCases& judged,
+                                 const std::vector<const Case*>& cases, Verdict& v) {
+    (void)loop, (void)judged, (void)cases, (void)v;
   }
   // Bench on the GPU, once every case passed: the timing loop on the first case of each public
   // shape set, its timings (or its failure) put on the verdict's findings.

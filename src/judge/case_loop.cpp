@@ -100,6 +100,7 @@ CaseRuns CaseRunning::run_case(const Case& c) {
   CaseFinding& f = g.finding;
   f.case_id = c.id;
   f.case_class = c.case_class();
+  f.shape_set = c.shapes.id;
   f.hidden = c.shapes.hidden;
 
   std::shared_ptr<const CaseData> shared;
@@ -321,10 +322,13 @@ void RunJudging::judge_timed_runs(const CaseRuns& g, CaseFinding& f) const {
 
 } // namespace
 
-JudgedCases judge_cases(const CaseLoop& loop, const std::vector<const Case*>& cases) {
+JudgedCases judge_cases(const CaseLoop& loop, const std::vector<const Case*>& cases,
+                        double spent_before_s) {
   const CheckSettings& settings = loop.settings;
   PhaseTrace& trace = *settings.trace;
+  const auto started = Clock::now();
   CaseRunning running{loop};
+  running.spent_s = spent_before_s;
   const RunJudging judging{loop};
   JudgedCases out;
   // Judging runs on the pool, in case order, while this thread drives the kernels through the
@@ -366,6 +370,7 @@ JudgedCases judge_cases(const CaseLoop& loop, const std::vector<const Case*>& ca
   while (!pending.empty())
     take_oldest();
   out.spent_s = running.spent_s;
+  out.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   return out;
 }
 

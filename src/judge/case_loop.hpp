@@ -30,11 +30,14 @@ struct JudgedCases {
   bool halted = false;               // an ERROR, a lost worker, a timeout, or fail_fast stopped it
   bool out_of_budget = false;        // the candidate's run time passed settings.time_budget_s
   double spent_s = 0;                // the candidate's run time
+  double wall_s = 0;                 // the whole loop's (the oracle's work too)
 };
 
 // Judge `cases` in order until one stops the check or the time budget runs out; each finding
 // also goes to settings.asked.on_case as it is taken. Throws SpecError for the problem's faults
 // that the oracle finds outside a case.
-JudgedCases judge_cases(const CaseLoop& loop, const std::vector<const Case*>& cases);
+// `spent_before_s`: the candidate's run time that earlier calls of this check spent.
+JudgedCases judge_cases(const CaseLoop& loop, const std::vector<const Case*>& cases,
+                        double spent_before_s = 0);
 
 } // namespace kj::judge

@@ -35,7 +35,7 @@ struct CaseData {
   std::vector<DeviceBuffer> device_initial;
   std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
   std::vector<HostTensor> reference; // per output, in its dtype
-  double reference_s = 0;            // wall time of the reference's launches
+  double reference_s = 0;            // the reference's launches: wall time; host: CPU time
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   double reference_ms = 0;           // GPU bench visit: the reference's run, timed by events
   // GPU bench visit with a timed baseline: its run, timed like the reference's, and its outputs

@@ -133,6 +133,11 @@ std::vector<const Case*> plan_cases(const CheckSettings& settings, const Problem
              : enumerate_cases(problem, asked.cases);
   std::vector<const Case*> cases;
   if (asked.only_case) {
+    // A case the host check added for coverage replays too.
+    if (settings.backend == Backend::host) {
+      CasePlan larger = host_coverage_plan(problem, asked.cases);
+      std::move(larger.cases.begin(), larger.cases.end(), std::back_inserter(plan.cases));
+    }
     cases.push_back(&find_case(plan, problem, *asked.only_case, asked.cases.secret));
     v.manifest.case_budget.clear();
     return cases;
@@ -185,6 +190,7 @@ std::vector<CaseFinding> exclude_by_preconditions(const Problem& problem,
     CaseFinding f;
     f.case_id = c->id;
     f.case_class = c->case_class();
+    f.shape_set = c->shapes.id;
     f.hidden = c->shapes.hidden;
     f.excluded = true;
     f.message = fmt::format("not run: the candidate requires '{}', which {} do not meet",
@@ -285,6 +291,7 @@ void fail_cases_not_run(const JudgedCases& judged, const CheckSettings& settings
     CaseFinding f;
     f.case_id = cases[k]->id;
     f.case_class = cases[k]->case_class();
+    f.shape_set = cases[k]->shapes.id;
     f.hidden = cases[k]->shapes.hidden;
     f.reason = Reason::timeout;
     f.message = "not run: " + cause;
@@ -358,8 +365,10 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     v.cases = std::move(judged.findings);
     fail_cases_not_run(judged, settings, cases, v);
     if (!judged.halted && v.cases.size() == cases.size() &&
-        std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); }))
+        std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); })) {
+      backend->reach_unrun_lines(loop, judged, cases, v);
       backend->time_public_cases(*kernels.candidate, cases, v);
+    }
     std::move(excluded.begin(), excluded.end(), std::back_inserter(v.cases));
   } catch (const Error& e) {
     return draft.ended_by(e);

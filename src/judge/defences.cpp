@@ -45,6 +45,10 @@ double run_deadline_s(double reference_s, double factor, double min_s, std::uint
   return launches + 1.0 + static_cast<double>(bytes) / 1e9;
 }
 
+double host_wall_backstop_s(double cpu_deadline_s) {
+  return std::max(4.0 * cpu_deadline_s, cpu_deadline_s + 10.0);
+}
+
 std::set<std::string> parse_disabled(std::string_view value) {
   std::set<std::string> out;
   std::size_t start = 0;

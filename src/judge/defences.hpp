@@ -1,7 +1,7 @@
-// The defences' constants and the small rules built on them: the deadline of a run, the poison
-// patterns of the two runs of a case, the red zones, and the test switches that turn defences
-// off (kjudge/test_switches.hpp). Kept apart from the oracle so the unit tests pin each rule
-// without a GPU.
+// The defences' constants and the small rules built on them: the deadline of a run (and the host
+// backend's wall-clock backstop of it), the poison patterns of the two runs of a case, the red
+// zones, and the test switches that turn defences off (kjudge/test_switches.hpp). Kept apart
+// from the oracle so the unit tests pin each rule without a GPU.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +48,14 @@ bool holds_pattern(const HostTensor& t, std::int64_t i, std::uint32_t pattern);
 // inputs in, filling outputs and red zones, exporting handles): 1 s + 1 s per GB moved, a
 // pessimistic device bandwidth, so a big case does not time out on its copies.
 double run_deadline_s(double reference_s, double factor, double min_s, std::uint64_t bytes);
+
+// The host backend counts that deadline in the worker's CPU time (a loaded machine slows a run's
+// wall-clock time, not the CPU time it needs); this is the wall-clock backstop that ends a run
+// using no CPU (blocked or stopped), which would never reach it: max(4 x the CPU deadline, the
+// CPU deadline + 10 s). The factor 4 lets a candidate that computes on one thread get a quarter
+// of a core (three other busy processes per core) and still meet its CPU deadline first; the
+// 10 s keep a short deadline from turning a moment of scheduling or paging into a timeout.
+double host_wall_backstop_s(double cpu_deadline_s);
 
 // The defences of docs/design.md "Defences" that a test switch can turn off (KJ_TEST_DISABLE,
 // honoured only where kjudge/test_switches.hpp allows them); all on otherwise.

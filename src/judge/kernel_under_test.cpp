@@ -259,10 +259,16 @@ RunOutcome failed_run(const Reply& reply, const RunOutcome& planned, const Candi
     break;
   case Reply::Status::timeout:
     out.reason = Reason::timeout;
-    out.message = fmt::format(
-        "no result within {:.2f} s (max({:g} x the reference's {:.4f} s, {:g} s) plus the "
-        "copies' allowance); the worker was killed",
-        out.deadline_s, settings.asked.deadline_factor, reference_s, settings.deadline_min_s);
+    if (reply.limit == Reply::Limit::wall)
+      out.message = fmt::format(
+          "no result within {:.2f} s (max({:g} x the reference's {:.4f} s, {:g} s) plus the "
+          "copies' allowance); the worker was killed",
+          out.deadline_s, settings.asked.deadline_factor, reference_s, settings.deadline_min_s);
+    else // the host backend's deadline in CPU time: the reply says which limit ended the run
+      out.message = fmt::format(
+          "{}; the deadline is max({:g} x the reference's {:.4f} s of CPU time, {:g} s) plus "
+          "the copies' allowance; the worker was killed",
+          reply.detail, settings.asked.deadline_factor, reference_s, settings.deadline_min_s);
     break;
   case Reply::Status::died:
     out.reason = Reason::crash;

@@ -18,6 +18,7 @@
 #include "judge/case_oracle.hpp"
 #include "worker/spare_workers.hpp"
 #include "judge/check_settings.hpp"
+#include "kjudge/host_backend.hpp"
 #include "judge/trace.hpp"
 #include "worker/worker_command.hpp"
 #include "worker/worker_process.hpp"
@@ -103,6 +104,12 @@ public:
   // Host backend: the cases whose first run goes to the race-detecting build (the check picks
   // them); other backends have no such build.
   virtual void set_race_screened(const std::set<const Case*>* cases) { (void)cases; }
+  // Host backend: the lines of the kernel's source its runs have reached so far; nullopt with
+  // `why` where that is not measured.
+  virtual std::optional<LineCoverage> lines_reached(std::string& why) {
+    why = "this backend does not measure coverage";
+    return std::nullopt;
+  }
 };
 
 // The pieces both backends' runners share.

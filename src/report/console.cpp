@@ -196,6 +196,7 @@ public:
     if (v.outcome != Outcome::pass && v.cases_total > 0)
       out_ << fmt::format("{}/{} cases passed\n", v.cases_passed, v.cases_total);
     if (!v.preconditions.empty()) print_preconditions(v);
+    if (v.lines_run) print_lines_run(*v.lines_run, v.manifest.candidate);
     if (v.timer == "cuda_events") {
       print_gpu_bench(v);
     } else {
@@ -253,9 +254,7 @@ private:
         ++hidden;
         continue;
       }
-      // The shape set's id is the second field of the case id.
-      const std::size_t a = c.case_id.find(':'), b = c.case_id.find(':', a + 1);
-      sets.insert(c.case_id.substr(a + 1, b - a - 1));
+      sets.insert(c.shape_set);
     }
     out_ << fmt::format("PRECONDITIONS: the candidate requires {}: judged on {} of {} cases; {} "
                         "not run count as not passed",
@@ -265,6 +264,38 @@ private:
     if (hidden > 0) out_ << fmt::format("{}{} hidden", sets.empty() ? " (" : "; ", hidden);
     if (!sets.empty() || hidden > 0) out_ << ")";
     out_ << '\n';
+  }
+
+  // Host coverage: a passing host verdict is only as strong as the lines its cases ran.
+  void print_lines_run(const LinesRun& r, const std::string& candidate) {
+    if (!r.measured) {
+      out_ << "coverage: not measured: " << r.not_measured << '\n';
+      return;
+    }
+    const std::string added =
+        r.added_cases.empty() ? ""
+                              : fmt::format(" (larger cases added: {})", fmt::join(r.added_cases, ", "));
+    if (r.unrun.empty()) {
+      out_ << fmt::format("coverage: all {} lines of the candidate's code ran on the host cases{}\n",
+                          r.lines, added);
+      return;
+    }
+    std::vector<std::string> spans;
+    for (std::size_t i = 0; i < r.unrun.size();) {
+      std::size_t j = i;
+      while (j + 1 < r.unrun.size() && r.unrun[j + 1] == r.unrun[j] + 1)
+        ++j;
+      spans.push_back(j == i ? fmt::format("{}", r.unrun[i])
+                             : fmt::format("{}-{}", r.unrun[i], r.unrun[j]));
+      i = j + 1;
+    }
+    const std::string file = std::filesystem::path(candidate).filename().string();
+    out_ << fmt::format("COVERAGE: {} of the candidate's {} lines with code never ran on the host "
+                        "cases: {} {}{}{}; this host verdict is weaker (confidence {:.2f})\n",
+                        r.unrun.size(), r.lines, file.empty() ? "lines" : file,
+                        fmt::join(spans, ", "), added,
+                        r.stopped.empty() ? "" : "; no more were added: " + r.stopped,
+                        r.confidence());
   }
 
   // The GPU bench's table: per timed case the medians, their spread and the floor, then the

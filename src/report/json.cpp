@@ -46,6 +46,18 @@ std::string_view fault_class(Reason reason, Outcome outcome) {
 
 namespace {
 
+// The host backend's coverage, null where none was taken (another backend, a failing check).
+json lines_run_json(const std::optional<LinesRun>& r) {
+  if (!r) return nullptr;
+  return {{"measured", r->measured},
+          {"not_measured", r->measured ? json(nullptr) : json(r->not_measured)},
+          {"lines", r->lines},
+          {"unrun", r->unrun},
+          {"added_cases", r->added_cases},
+          {"stopped", r->stopped.empty() ? json(nullptr) : json(r->stopped)},
+          {"confidence", json_number(r->confidence())}};
+}
+
 json optional_number(const std::optional<double>& x) {
   return x ? json_number(*x) : json(nullptr);
 }
@@ -288,6 +300,7 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"cases_excluded", v.cases_excluded},
       {"preconditions", v.preconditions},
       {"cases", std::move(cases)},
+      {"lines_run", lines_run_json(v.lines_run)},
       {"skips", std::move(skips)},
       // Never absent: a trainer can refuse any verdict whose list is not empty.
       {"defences_disabled", v.defences_disabled},
@@ -327,12 +340,11 @@ json to_json(const Verdict& v, const ReportOptions& options) {
        {{"eligible", v.outcome == Outcome::pass || v.outcome == Outcome::fail},
         {"correct", correct},
         {"fraction_passed", json_number(v.fraction_passed())},
-      // Cases not run because their shapes do not meet the candidate's `requires` (counted in
-      // cases_total, not in cases_passed).
-      {"cases_excluded", v.cases_excluded},
-      {"preconditions", v.preconditions},
         {"log_error_ratio", optional_number(worst_ratio)},
-        {"speedup", optional_number(speedup)}}},
+        {"speedup", optional_number(speedup)},
+        // How far the verdict is to be trusted: 1, or on the host the fraction of the
+        // candidate's lines that its cases ran.
+        {"confidence", json_number(v.lines_run ? v.lines_run->confidence() : 1.0)}}},
   };
 }
 

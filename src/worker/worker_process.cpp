@@ -203,8 +203,11 @@ ExitStatus WorkerProcess::wait(std::chrono::milliseconds grace) {
 }
 
 Reply WorkerProcess::receive(std::optional<Clock::time_point> deadline) {
+  return reply_from(read_message(fd_, decoder_, deadline));
+}
+
+Reply WorkerProcess::reply_from(ReadResult got) {
   Reply r;
-  const ReadResult got = read_message(fd_, decoder_, deadline);
   switch (got.status) {
   case ReadResult::Status::message:
     return classify_reply(got.message);
@@ -241,16 +244,62 @@ Reply WorkerProcess::hello(std::optional<Clock::time_point> deadline) {
   return receive(deadline);
 }
 
+bool WorkerProcess::send(const nlohmann::json& message, Reply& dead) {
+  if (pid_ > 0 && write_message(fd_, message)) return true;
+  dead.status = Reply::Status::died;
+  const ExitStatus s = wait(std::chrono::milliseconds(5000));
+  dead.detail = fmt::format("the worker {} before the request", s.describe());
+  return false;
+}
+
 Reply WorkerProcess::request(const nlohmann::json& message,
                              std::optional<Clock::time_point> deadline) {
-  if (pid_ <= 0 || !write_message(fd_, message)) {
-    Reply r;
-    r.status = Reply::Status::died;
-    const ExitStatus s = wait(std::chrono::milliseconds(5000));
-    r.detail = fmt::format("the worker {} before the request", s.describe());
+  Reply r;
+  if (!send(message, r)) return r;
+  return receive(deadline);
+}
+
+Reply WorkerProcess::request_within_cpu_time(const nlohmann::json& message,
+                                             const CpuDeadline& limit) {
+  // The worker's CPU time is read from outside it (a candidate's code cannot change it), every
+  // slice of the wait; where it cannot be read, the wall-clock time waited stands in for it.
+  const std::optional<double> cpu_start = cpu_seconds();
+  const auto wall_start = Clock::now();
+  auto used_s = [&] {
+    const std::optional<double> now = cpu_start ? cpu_seconds() : std::nullopt;
+    return now ? *now - *cpu_start
+               : std::chrono::duration<double>(Clock::now() - wall_start).count();
+  };
+  Reply r;
+  if (!send(message, r)) return r;
+  const auto backstop = deadline_after(limit.backstop_s);
+  for (;;) {
+    ReadResult got =
+        read_message(fd_, decoder_, std::min(backstop, Clock::now() + kCpuDeadlineSlice));
+    if (got.status != ReadResult::Status::timeout) return reply_from(std::move(got));
+    const double used = used_s();
+    const bool past_cpu = used >= limit.cpu_s;
+    if (!past_cpu && Clock::now() < backstop) continue;
+    kill();
+    r.status = Reply::Status::timeout;
+    if (past_cpu) {
+      r.limit = Reply::Limit::cpu;
+      r.detail = fmt::format(
+          "the run passed its deadline of {:.2f} s of the worker's CPU time (all its threads)",
+          limit.cpu_s);
+    } else {
+      // Less CPU than its deadline in a backstop's worth of wall-clock time (a multiple of the
+      // deadline): the worker mostly did not run. Nothing a candidate computes gets here on a
+      // machine that gives it a fair share of a core.
+      r.limit = Reply::Limit::backstop;
+      r.detail = fmt::format(
+          "the run used {:.2f} s of its {:.2f} s of CPU time in the {:.2f} s of wall-clock time "
+          "of its backstop: it was blocked (waiting or stopped, not computing) for most of "
+          "that time",
+          used, limit.cpu_s, limit.backstop_s);
+    }
     return r;
   }
-  return receive(deadline);
 }
 
 } // namespace kj::judge

@@ -1,7 +1,8 @@
 // The oracle's side of a candidate worker: start it with posix_spawn (never fork() after
 // cuInit: the child of a CUDA process must exec before touching the driver), talk to it over a
 // socketpair, and turn each way a request can end into a Reply the judge maps to a verdict:
-// a message, an error reply, a timeout (the worker is SIGKILLed at the deadline), or death
+// a message, an error reply, a timeout (the worker is SIGKILLed at the deadline: wall-clock, or
+// the worker's CPU time with a wall-clock backstop), or death
 // (end of stream; the exit status says how). The same interface has an in-process
 // implementation for the isolation test switch (worker/main/cuda_worker.hpp), so the judge does
 // not care where its worker runs. Nothing here needs a GPU; the unit tests drive it with fake
@@ -41,6 +42,11 @@ struct Reply {
     protocol, // a reply that is not a protocol message (kjudge's fault)
   };
   Status status = Status::protocol;
+  // A timeout's limit: a wall-clock deadline, the worker's CPU time past a CPU-time deadline, or
+  // the wall-clock backstop of a CPU-time deadline (the worker waited instead of computing).
+  // `detail` says which in words.
+  enum class Limit { wall, cpu, backstop };
+  Limit limit = Limit::wall;
   nlohmann::json message;
   ErrorReply error;
   std::string detail;
@@ -48,6 +54,18 @@ struct Reply {
 
 // A deadline `seconds` from now.
 Clock::time_point deadline_after(double seconds);
+
+// A request's deadline in the worker's CPU time, all its threads (the host backend, whose
+// candidate runs on the CPU: a loaded machine stretches wall-clock time, not the CPU time a run
+// needs), with a wall-clock backstop for a worker that uses no CPU (blocked or stopped) and so
+// would never reach it.
+struct CpuDeadline {
+  double cpu_s = 0;      // CPU seconds the worker may use on the request
+  double backstop_s = 0; // wall-clock seconds after which it is killed whatever it used
+};
+// How often the wait for a reply under a CpuDeadline reads the worker's CPU time: a run passes
+// its CPU deadline by at most this much wall-clock time.
+inline constexpr std::chrono::milliseconds kCpuDeadlineSlice{50};
 
 class WorkerLink {
 public:
@@ -57,6 +75,12 @@ public:
   // Send a request and wait for its reply until `deadline`.
   virtual Reply request(const nlohmann::json& message,
                         std::optional<Clock::time_point> deadline) = 0;
+  // Send a request and wait for its reply until the worker has used `limit.cpu_s` seconds of CPU
+  // time on it, or `limit.backstop_s` seconds of wall-clock time have passed. A link without a
+  // process of its own has no CPU clock to read: it waits `limit.cpu_s` of wall-clock time.
+  virtual Reply request_within_cpu_time(const nlohmann::json& message, const CpuDeadline& limit) {
+    return request(message, deadline_after(limit.cpu_s));
+  }
   // Whether the worker can take another request (not dead, not killed).
   virtual bool alive() const = 0;
   // The CPU time the worker's process has used so far, read from outside it (a candidate's
@@ -90,6 +114,7 @@ public:
 
   Reply hello(std::optional<Clock::time_point> deadline) override;
   Reply request(const nlohmann::json& message, std::optional<Clock::time_point> deadline) override;
+  Reply request_within_cpu_time(const nlohmann::json& message, const CpuDeadline& limit) override;
   bool alive() const override { return pid_ > 0; }
   std::optional<double> cpu_seconds() const override;
   pid_t pid() const { return pid_; }
@@ -101,6 +126,10 @@ public:
 
 private:
   Reply receive(std::optional<Clock::time_point> deadline);
+  // What a read that did not time out means: a reply, or the worker's death or garbage.
+  Reply reply_from(ReadResult got);
+  // Sends `message`; false (with `dead` the reply saying how the worker ended) when it cannot.
+  bool send(const nlohmann::json& message, Reply& dead);
 
   pid_t pid_ = -1;
   int fd_ = -1;

@@ -592,15 +592,49 @@ template <class T>
 T atomicSub(T* p, T v) {
   return std::atomic_ref<T>(*p).fetch_sub(v);
 }
+// atomicCAS and atomicExch are CUDA's overloads, not templates, of exactly its types (atomicCAS:
+// int, unsigned int, unsigned long long int and, from sm_70, unsigned short int; atomicExch: int,
+// unsigned int, unsigned long long int and float; their _block and _system forms, sm_60, for the
+// same types but unsigned short), so an argument of another type converts as on the GPU: the
+// programming guide's atomicAdd on double passes __double_as_longlong's long long for an
+// unsigned long long. The scopes are one operation here: the CPU's atomics order every thread.
+// (sm_90's 16-byte atomicCAS and atomicExch are not here: the host module links no libatomic.)
+namespace kjh {
 template <class T>
-T atomicExch(T* p, T v) {
-  return std::atomic_ref<T>(*p).exchange(v);
-}
-template <class T>
-T atomicCAS(T* p, T expected, T desired) {
+T compare_and_swap(T* p, T expected, T desired) {
   std::atomic_ref<T>(*p).compare_exchange_strong(expected, desired);
   return expected;
 }
+template <class T>
+T exchange_atomically(T* p, T v) {
+  return std::atomic_ref<T>(*p).exchange(v);
+}
+} // namespace kjh
+#define KJH_ATOMIC_CAS(T, suffix)                                                                  \
+  inline T atomicCAS##suffix(T* p, T compare, T val) {                                             \
+    return ::kjh::compare_and_swap(p, compare, val);                                               \
+  }
+#define KJH_ATOMIC_EXCH(T, suffix)                                                                 \
+  inline T atomicExch##suffix(T* p, T val) {                                                       \
+    return ::kjh::exchange_atomically(p, val);                                                     \
+  }
+#define KJH_ATOMIC_CAS_AND_EXCH(T)                                                                 \
+  KJH_ATOMIC_CAS(T, )                                                                              \
+  KJH_ATOMIC_CAS(T, _block)                                                                        \
+  KJH_ATOMIC_CAS(T, _system)                                                                       \
+  KJH_ATOMIC_EXCH(T, )                                                                             \
+  KJH_ATOMIC_EXCH(T, _block)                                                                       \
+  KJH_ATOMIC_EXCH(T, _system)
+KJH_ATOMIC_CAS_AND_EXCH(int)
+KJH_ATOMIC_CAS_AND_EXCH(unsigned int)
+KJH_ATOMIC_CAS_AND_EXCH(unsigned long long int)
+KJH_ATOMIC_CAS(unsigned short int, )
+KJH_ATOMIC_EXCH(float, )
+KJH_ATOMIC_EXCH(float, _block)
+KJH_ATOMIC_EXCH(float, _system)
+#undef KJH_ATOMIC_CAS_AND_EXCH
+#undef KJH_ATOMIC_EXCH
+#undef KJH_ATOMIC_CAS
 template <class T>
 T atomicMax(T* p, T v) {
   std::atomic_ref<T> a(*p);

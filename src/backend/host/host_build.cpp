@@ -28,6 +28,7 @@ using detail::read_file;
 using detail::resolve_program;
 using detail::run;
 using detail::run_host_tool;
+using detail::coverage_notes;
 
 namespace {
 
@@ -292,6 +293,64 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   return joined;
 }
 
+namespace {
+
+// The coverage build's flags: gcov's arc counters on the functions of the candidate's file
+// alone (not the emulation's, not kjudge's entries), atomic because a block's CPU threads share
+// them (a lost update could make a derived count zero), and kept in the section kj_gcov instead
+// of being registered by a constructor, which the module may not have.
+void append_coverage_flags(std::vector<std::string>& argv, std::string_view code_file) {
+  std::string pattern = "(^|/)";
+  for (const char c : code_file) {
+    if (std::string_view(".[]{}()*+?^$|\\").find(c) != std::string_view::npos) pattern += '\\';
+    pattern += c == ';' ? '.' : c; // ';' separates the option's patterns
+  }
+  argv.insert(argv.end(), {"-fprofile-arcs", "-ftest-coverage", "-fprofile-update=atomic",
+                           "-fprofile-info-section=kj_gcov",
+                           "-fprofile-filter-files=" + pattern + "$"});
+}
+
+// kj_host_coverage(out, capacity): each translation unit's counters as gcov's data file, behind
+// its length as 4 little-endian bytes; returns the bytes it needed (more than `capacity`: cut).
+constexpr const char* kCoverageEntry = R"(extern "C" {
+struct gcov_info;
+void __gcov_info_to_gcda(const gcov_info*, void (*)(const char*, void*),
+                         void (*)(const void*, unsigned, void*), void* (*)(unsigned, void*), void*);
+extern const gcov_info* const __start_kj_gcov[] __attribute__((weak, visibility("hidden")));
+extern const gcov_info* const __stop_kj_gcov[] __attribute__((weak, visibility("hidden")));
+}
+namespace {
+struct KjCoverageOut { unsigned char* out; unsigned long capacity, used; };
+void kj_coverage_put(const void* data, unsigned n, void* arg) {
+  auto* o = static_cast<KjCoverageOut*>(arg);
+  for (unsigned i = 0; i < n; ++i, ++o->used)
+    if (o->used < o->capacity) o->out[o->used] = static_cast<const unsigned char*>(data)[i];
+}
+void kj_coverage_name(const char*, void*) {}
+void* kj_coverage_allocate(unsigned n, void*) { return __builtin_malloc(n); }
+}
+extern "C" unsigned long kj_host_coverage(unsigned char* out, unsigned long capacity) {
+  KjCoverageOut o{out, capacity, 0};
+  for (const gcov_info* const* p = __start_kj_gcov; p && p != __stop_kj_gcov; ++p) {
+    const unsigned long length_at = o.used;
+    const unsigned char zero[4] = {0, 0, 0, 0};
+    kj_coverage_put(zero, 4, &o);
+    __gcov_info_to_gcda(*p, kj_coverage_name, kj_coverage_put, kj_coverage_allocate, &o);
+    const unsigned long length = o.used - length_at - 4;
+    for (int b = 0; b < 4; ++b)
+      if (length_at + b < capacity) out[length_at + b] = static_cast<unsigned char>(length >> (8 * b));
+  }
+  return o.used;
+}
+)";
+
+} // namespace
+
+fs::path detail::coverage_notes(const fs::path& shared_object) {
+  fs::path notes = shared_object;
+  return notes.replace_extension(".gcno");
+}
+
 fs::path build_host_module(std::string_view source, std::string_view file_name,
                            const std::vector<std::string>& expressions,
                            const HostCompileOptions& options) {
@@ -325,12 +384,15 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   if (options.checked)
     argv.insert(argv.end(), {"-fsanitize=thread", "--param", "tsan-instrument-func-entry-exit=0",
                              "-g"});
+  const bool coverage = options.coverage && !options.checked;
+  if (coverage) append_coverage_flags(argv, code_name(file_name));
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   argv.insert(argv.end(), {"-include", "kjudge/host/cuda_emulation.hpp"});
   std::vector<std::string> link = {"-nostartfiles"};
   for (const auto& d : host_library_dirs())
     link.insert(link.end(), {"-L" + d.string(), "-Wl,-rpath," + d.string()});
   link.push_back("-lboost_context");
+  if (coverage) link.push_back("-lgcov"); // __gcov_info_to_gcda, which calls nothing at load
 
   std::string key_text = compiler_identity(compiler.string(), dir) + '\0';
   for (const auto& a : argv)
@@ -381,7 +443,7 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   static std::atomic<unsigned> serial{0};
   const std::string stem = fmt::format("{}.{}.{}", key, ::getpid(), serial++);
   const fs::path cpp = dir / (stem + ".cpp"), tmp_so = dir / (stem + ".so"),
-                 log = dir / (stem + ".log");
+                 log = dir / (stem + ".log"), tmp_notes = dir / (stem + ".gcno");
   {
     std::ofstream f(cpp, std::ios::binary);
     // The C runtime's start files are not linked: __dso_handle is the handle they would give
@@ -390,14 +452,17 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     f << "__attribute__((visibility(\"hidden\"))) void* __dso_handle = &__dso_handle;\n"
          "extern \"C\" void __cxa_finalize(void*);\n"
          "extern \"C\" void kj_host_finalize() { __cxa_finalize(&__dso_handle); }\n"
-      << "#line 1 \"" << code_name(file_name) << "\"\n" << text;
+      << (coverage ? kCoverageEntry : "") << "#line 1 \"" << code_name(file_name) << "\"\n"
+      << text;
   }
   const fs::path object = dir / (stem + ".o");
   std::error_code ec;
   auto remove_temporaries = [&] {
-    for (const fs::path& p : {cpp, object, log, tmp_so})
+    for (const fs::path& p : {cpp, object, log, tmp_so, tmp_notes})
       fs::remove(p, ec);
   };
+  // The notes' path is the build's own, outside the key.
+  if (coverage) argv.push_back("-fprofile-note=" + tmp_notes.string());
   auto compile = [&](const std::vector<std::string>& args) {
     (void)run_host_tool(args, log, dir, options, file_name, "the host compiler refuses",
                         remove_temporaries);
@@ -434,7 +499,9 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     throw HostLoadTimeCode(fmt::format(
         "{} would run host code as it is loaded: {}", file_name, why));
   }
-  fs::rename(tmp_so, so, ec);
+  // The notes first: a module in the cache always has its own beside it.
+  if (coverage) fs::rename(tmp_notes, coverage_notes(so), ec);
+  if (!ec) fs::rename(tmp_so, so, ec);
   for (const fs::path& p : {cpp, object, log})
     fs::remove(p, ec);
   if (ec) fs::remove(tmp_so, ec);

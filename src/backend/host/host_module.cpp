@@ -112,6 +112,7 @@ HostModule::HostModule(const fs::path& shared_object) {
   launch_ = reinterpret_cast<decltype(launch_)>(::dlsym(handle_, "kj_host_launch"));
   track_ = reinterpret_cast<decltype(track_)>(::dlsym(handle_, "kj_host_track"));
   cpu_ns_ = reinterpret_cast<decltype(cpu_ns_)>(::dlsym(handle_, "kj_host_last_launch_cpu_ns"));
+  coverage_ = reinterpret_cast<decltype(coverage_)>(::dlsym(handle_, "kj_host_coverage"));
   if (!count_ || !launch_ || !cpu_ns_) {
     ::dlclose(handle_);
     handle_ = nullptr;
@@ -130,6 +131,15 @@ HostModule::~HostModule() {
 int HostModule::kernel_count() const { return count_(); }
 
 double HostModule::last_launch_cpu_ms() const { return static_cast<double>(cpu_ns_()) / 1e6; }
+
+std::optional<std::vector<std::byte>> HostModule::coverage(std::size_t capacity) const {
+  if (!coverage_) return std::nullopt;
+  std::vector<std::byte> out(capacity);
+  const unsigned long used = coverage_(reinterpret_cast<unsigned char*>(out.data()), capacity);
+  if (used > capacity) return std::nullopt;
+  out.resize(used);
+  return out;
+}
 
 namespace {
 

@@ -31,4 +31,7 @@ std::string run_host_tool(const std::vector<std::string>& argv, const std::files
                           const HostCompileOptions& options, std::string_view file_name,
                           std::string_view refusal, const std::function<void()>& remove = {});
 
+// Where a coverage build keeps its notes (gcov's .gcno): beside its shared object.
+std::filesystem::path coverage_notes(const std::filesystem::path& shared_object);
+
 } // namespace kj::detail

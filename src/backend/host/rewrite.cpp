@@ -233,7 +233,8 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
   }
   out.append(source.substr(copied));
 
-  out += "\n// ---- kjudge host backend: entries ----\n";
+  // kjudge's entries are no line of the candidate's (its coverage, its messages).
+  out += "\n#line 1 \"kjudge-host-entries\"\n";
   for (std::size_t k = 0; k < expressions.size(); ++k)
     out += fmt::format("static void kj_entry_{}(void** a) {{ ::kjh::invoke(&{}, a); }}\n", k,
                        expressions[k]);

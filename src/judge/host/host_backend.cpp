@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "judge/backend.hpp"
+#include "judge/case_loop.hpp"
 #include "judge/host/host_oracle.hpp"
 #include "judge/host/host_runner.hpp"
 #include "kjudge/error.hpp"
@@ -19,6 +20,24 @@
 namespace kj::judge {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// "publicN..." as "hostN...": the shape set of a host plan is one of the problem's host sets.
+std::string host_set_name(std::string_view set) {
+  return set.starts_with("public") ? "host" + std::string(set.substr(6)) : std::string(set);
+}
+
+// A case of the host plan named by its host set: `<hash8>:<set>:<seed>:<transform>`.
+void name_host_case(Case& c) {
+  const std::size_t from = c.id.find(':'), to = c.id.find(':', from + 1);
+  if (from == std::string::npos || to == std::string::npos) return;
+  c.id = c.id.substr(0, from + 1) + host_set_name(c.id.substr(from + 1, to - from - 1)) +
+         c.id.substr(to);
+  c.shapes.id = host_set_name(c.shapes.id);
+}
+
+} // namespace
 
 CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string& budget) {
   constexpr std::size_t kHostPerturbed = 16;
@@ -32,6 +51,12 @@ CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string
   options.seeds = std::min(options.seeds, 1);
   options.max_perturbed = std::min(options.max_perturbed, kHostPerturbed);
   CasePlan plan = enumerate_cases(host, options);
+  if (host_shapes) {
+    for (Case& c : plan.cases)
+      name_host_case(c);
+    for (CaseSkip& skip : plan.skipped)
+      skip.what = host_set_name(skip.what);
+  }
   std::stable_partition(plan.cases.begin(), plan.cases.end(),
                         [](const Case& c) { return c.case_class() == "perturbed"; });
   budget = fmt::format("{} cases: {}, {} seed{} per shape set (of {}), at most {} perturbed "
@@ -43,6 +68,33 @@ CasePlan host_case_plan(const Problem& problem, CaseOptions options, std::string
   return plan;
 }
 
+CasePlan host_coverage_plan(const Problem& problem, const CaseOptions& options) {
+  CasePlan out;
+  if (problem.dims.host_sets.empty()) return out;
+  Problem host = problem;
+  host.dims.public_sets = problem.dims.host_sets;
+  host.dims.hidden_sets.clear();
+  CaseOptions one = options;
+  one.seeds = 1;
+  one.transforms = one.special_values = one.include_hidden = false;
+  one.max_perturbed = 0;
+  std::uint64_t largest_host = 0;
+  const CasePlan host_plan = enumerate_cases(host, one);
+  for (const Case& c : host_plan.cases)
+    largest_host = std::max(largest_host, largest_case_elements(problem, {&c}));
+  Problem public_only = problem;
+  public_only.dims.hidden_sets.clear();
+  std::vector<std::pair<std::uint64_t, Case>> larger;
+  for (Case& c : enumerate_cases(public_only, one).cases)
+    if (const std::uint64_t n = largest_case_elements(problem, {&c}); n > largest_host)
+      larger.emplace_back(n, std::move(c));
+  std::stable_sort(larger.begin(), larger.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [n, c] : larger)
+    out.cases.push_back(std::move(c));
+  return out;
+}
+
 namespace {
 
 class HostBackend final : public CheckBackend {
@@ -51,12 +103,18 @@ public:
 
   CaseOracle& oracle() override { return *oracle_; }
   std::unique_ptr<KernelUnderTest> make_runner(std::string role, const Candidate& kernel) override {
+    // The candidate's plain build counts the lines it runs; not for bench, whose times must
+    // be the kernel's, nor for the --against kernel, which is not judged.
+    HostCompileOptions compile = compile_;
+    compile.coverage = role == "candidate" && settings_.asked.timed_runs == 0;
     auto runner =
-        std::make_unique<HostKernelRunner>(std::move(role), kernel, problem_, settings_, compile_);
+        std::make_unique<HostKernelRunner>(std::move(role), kernel, problem_, settings_, compile);
     runner->set_race_screened(&screened_);
     return runner;
   }
   void order_cases(std::vector<const Case*>& cases) override;
+  void reach_unrun_lines(const CaseLoop& loop, const JudgedCases& judged,
+                         const std::vector<const Case*>& cases, Verdict& v) override;
 
 private:
   const CheckSettings& settings_;
@@ -120,6 +178,68 @@ void HostBackend::order_cases(std::vector<const Case*>& cases) {
     screened_.insert(by_size[k].second);
   std::stable_partition(cases.begin(), cases.end(),
                         [&](const Case* c) { return screened_.contains(c); });
+}
+
+// A case's work, as far as its shapes tell: the product of its dims (N x BINS compares for a
+// histogram's reference, M x N x K for a matmul), never less than its largest tensor.
+double case_work(const Problem& problem, const Case& c) {
+  double work = 1;
+  for (const auto& [name, value] : c.shapes.dims)
+    work *= static_cast<double>(std::max<std::int64_t>(value, 1));
+  return std::max(work, static_cast<double>(largest_case_elements(problem, {&c})));
+}
+
+// The added cases get a quarter of the check's time budget, in wall time: each costs the oracle
+// (inputs, the f64 golden and the reference on the CPU) as well as the candidate, and a case is
+// only started when the slowest rate seen so far (wall seconds per unit of case_work, the host
+// cases' first, whose fixed costs make it an overestimate) says it fits.
+void HostBackend::reach_unrun_lines(const CaseLoop& loop, const JudgedCases& judged,
+                                    const std::vector<const Case*>& cases, Verdict& v) {
+  LinesRun& r = v.lines_run.emplace();
+  std::optional<LineCoverage> reached = loop.candidate.lines_reached(r.not_measured);
+  if (!reached) return;
+  r.measured = true;
+  r.lines = reached->lines.size();
+  r.unrun = reached->unrun;
+  if (r.unrun.empty() || settings_.asked.only_case) return;
+  const CasePlan larger = host_coverage_plan(problem_, settings_.asked.cases);
+  const double share_s = settings_.time_budget_s > 0 ? settings_.time_budget_s / 4 : 1e300;
+  double work = 0;
+  for (const Case* c : cases)
+    work += case_work(problem_, *c);
+  double rate = work > 0 ? judged.wall_s / work : 0;
+  double spent_s = judged.spent_s, wall_s = 0;
+  for (const Case& c : larger.cases) {
+    const double n = case_work(problem_, c);
+    if (wall_s + rate * n > share_s) {
+      r.stopped = fmt::format("the next, {}, would take about {:.3g} s, past the {:.3g} s left of "
+                              "the added cases' share of the time budget ({:.3g} s)",
+                              c.id, rate * n, share_s - wall_s, share_s);
+      return;
+    }
+    JudgedCases added = judge_cases(loop, {&c}, spent_s);
+    spent_s = added.spent_s;
+    wall_s += added.wall_s;
+    rate = std::max(rate, added.wall_s / std::max(n, 1.0));
+    if (added.findings.empty()) { // the candidate's run time was over the budget
+      r.stopped = fmt::format("the time budget of {} s was spent", settings_.time_budget_s);
+      return;
+    }
+    r.added_cases.push_back(c.id);
+    const bool passed = added.findings.front().pass();
+    std::move(added.findings.begin(), added.findings.end(), std::back_inserter(v.cases));
+    if (!passed) return; // the verdict is this case's now
+    std::string why;
+    reached = loop.candidate.lines_reached(why);
+    if (!reached) {
+      r.stopped = "coverage could not be read after " + c.id + ": " + why;
+      return;
+    }
+    r.unrun = reached->unrun;
+    if (r.unrun.empty()) return;
+  }
+  r.stopped = larger.cases.empty() ? "the problem has no shapes larger than its host ones"
+                                   : "every larger shape of the problem was run";
 }
 
 } // namespace

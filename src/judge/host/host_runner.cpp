@@ -223,7 +223,40 @@ std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
     return fail(fmt::format("the host worker did not load the {}: {}", role_,
                             reply.status == Reply::Status::error ? reply.error.message
                                                                  : reply.detail));
+  ++w.starts;
   return std::nullopt;
+}
+
+std::optional<LineCoverage> HostKernelRunner::lines_reached(std::string& why) {
+  if (!host_.coverage) {
+    why = "the build has no coverage instrumentation";
+    return std::nullopt;
+  }
+  if (!plain_.link || !plain_.link->alive() || plain_.starts != 1) {
+    why = "the candidate's worker was replaced, and its counters with it";
+    return std::nullopt;
+  }
+  const Reply reply = plain_.link->request({{"op", "coverage"}},
+                                           deadline_after(settings_.asked.startup_deadline_s));
+  const nlohmann::json* hex = reply.status == Reply::Status::ok && reply.message.is_object() &&
+                                      reply.message.contains("coverage") &&
+                                      reply.message["coverage"].is_string()
+                                  ? &reply.message["coverage"]
+                                  : nullptr;
+  if (!hex) {
+    why = "the candidate's worker did not hand out its counters";
+    if (reply.status != Reply::Status::ok) plain_.link.reset();
+    return std::nullopt;
+  }
+  std::vector<std::byte> counters;
+  try {
+    counters = from_hex(hex->get<std::string>());
+  } catch (const std::exception&) {
+    why = "the candidate's worker handed out malformed counters";
+    return std::nullopt;
+  }
+  return read_line_coverage(plain_.shared_object, counters, kernel_.path.filename().string(),
+                            host_, why);
 }
 
 bool HostKernelRunner::map_arena(std::uint64_t bytes) {
@@ -333,7 +366,10 @@ RunOutcome HostKernelRunner::run_in(Worker& w, const Case& c, const CaseData& da
   // Times taken from outside the worker: a candidate's code in it cannot change them.
   const std::optional<double> cpu_before = w.link->cpu_seconds();
   const auto wall_before = Clock::now();
-  const Reply reply = w.link->request(to_json(request), deadline_after(out.deadline_s));
+  // The deadline is the worker's CPU time, which a loaded machine does not stretch; the
+  // backstop ends a worker that uses none.
+  const Reply reply = w.link->request_within_cpu_time(
+      to_json(request), CpuDeadline{out.deadline_s, host_wall_backstop_s(out.deadline_s)});
   const std::optional<double> cpu_after = w.link->cpu_seconds();
   if (reply.status != Reply::Status::ok) {
     if (w.checked && reply.status == Reply::Status::died && finding_in_log(w, request, out)) {

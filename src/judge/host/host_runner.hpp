@@ -33,6 +33,7 @@ public:
   RunOutcome timed_run(const Case& c, const CaseData& data, int run_index) override;
   bool restartable() const override { return true; }
   void set_race_screened(const std::set<const Case*>* cases) override { screened_ = cases; }
+  std::optional<LineCoverage> lines_reached(std::string& why) override;
 
   // How many cases (the smallest) have their first run in the race-detecting worker.
   static constexpr int kRaceScreenedCases = 3;
@@ -44,6 +45,7 @@ private:
     std::filesystem::path shared_object;
     std::unique_ptr<WorkerLink> link;
     int log_fd = -1; // its stderr
+    int starts = 0;  // loads so far: a replaced worker's counters start again from zero
   };
   std::optional<StartFailure> spawn_and_load(Worker& w);
   // NVRTC's predefined macros for this kernel's options on `arch` (the host build's view).

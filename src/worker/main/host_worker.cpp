@@ -73,7 +73,16 @@ public:
     return {{"ok", true}};
   }
 
+  // A coverage build's counters so far, as hex (kj_host_coverage's output).
+  json coverage() const {
+    if (!module_) return error_json("internal", "coverage before load");
+    const std::optional<std::vector<std::byte>> counters = module_->coverage(kMaxCoverageBytes);
+    if (!counters) return {{"ok", true}, {"coverage", nullptr}};
+    return {{"ok", true}, {"coverage", to_hex(*counters)}};
+  }
+
 private:
+  static constexpr std::size_t kMaxCoverageBytes = 8u << 20; // as hex, within a message
   // The arena between two inaccessible guard regions: a kernel that reads or writes past the
   // arena (beyond the red zones) faults there, as it would on unmapped device memory, instead of
   // wandering into whatever this process mapped next to it.
@@ -144,6 +153,8 @@ int host_worker_main(int socket_fd, int arena_fd, const std::string& module_dir)
         reply = worker.load(m);
       else if (op == "run")
         reply = worker.run(run_request_from_json(m));
+      else if (op == "coverage")
+        reply = worker.coverage();
       else if (op == "release")
         reply = {{"ok", true}};
       else

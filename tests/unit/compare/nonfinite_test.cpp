@@ -216,11 +216,53 @@ TEST(NonFinite, NonfiniteTakesPrecedenceOverMismatch) {
   EXPECT_EQ(f.first[1].flat, 1);
   EXPECT_EQ(f.first[2].flat, 3);
   EXPECT_EQ(f.message,
-            "1 non-finite value where the rounded golden does not allow it; first at [1]: nan vs "
-            "1; 2 of 4 elements (50.0%) beyond the bound; worst at [3]: 3 vs 1");
+            "1 non-finite value where the rounded golden does not allow it; first at [1]: found "
+            "nan, expected 1 (the golden rounded to f32); 2 of 4 elements (50.0%) beyond the "
+            "bound; worst at [3]: 3 vs 1");
   // The worst element is the non-finite one.
   ASSERT_TRUE(f.worst.has_value());
   EXPECT_EQ(f.worst->flat, 1);
+}
+
+// A NaN where the golden is 0 names its element, what was found and what was expected there; the
+// bound's floor at max|golden| = 0 is said to be the smallest subnormal, not a bare "1 ulp".
+TEST(NonFinite, ANanWhereTheGoldenIsZeroSaysWhereWhatAndWhatWasExpected) {
+  const auto golden = tensor(DType::f64, {0.0, 0.0, 0.0, 0.0});
+  const auto cand = tensor(DType::f32, {0.0, 0.0, 0.0, kNaN});
+  const auto ref = tensor(DType::f32, {0.0, 0.0, 0.0, 0.0});
+  const auto f = judge(output(DType::f32, relative()), cand, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  EXPECT_EQ(f.message, "1 non-finite value where the rounded golden does not allow it; first at "
+                       "[3]: found nan, expected 0 (the golden rounded to f32)");
+  EXPECT_EQ(f.bound.source,
+            "k=16 (f32 default) x max(max|ref-golden|=0, floor 1 ulp f32 at max|golden|=0, its "
+            "smallest subnormal: 1.4e-45); rms: k x max(rms|ref-golden|=0, floor 1 ulp f32 at "
+            "rms(golden)=0, its smallest subnormal: 1.4e-45)");
+  // Without a golden (exact against the reference) the reference is what was expected.
+  const auto g = judge(output(DType::f32, exact()), cand, nullptr, &ref);
+  EXPECT_EQ(g.message, "1 non-finite value where the rounded golden does not allow it; first at "
+                       "[3]: found nan, expected 0 (the reference)");
+}
+
+// When every element is non-finite the policy judged none: the bound names no golden magnitude
+// (it would read max|golden|=0 for a golden of 1 and 2).
+TEST(NonFinite, WhenNoElementIsJudgedTheBoundSaysSoInsteadOfAZeroGolden) {
+  const auto golden = tensor(DType::f64, {1.0, 2.0});
+  const auto ref = tensor(DType::f32, {1.0, 2.0});
+  const auto cand = tensor(DType::f32, {kNaN, kInf});
+  const auto f = judge(output(DType::f32, relative()), cand, &golden, &ref);
+  EXPECT_EQ(f.reason, Reason::nonfinite);
+  EXPECT_EQ(f.message, "2 non-finite values where the rounded golden does not allow them; first "
+                       "at [0]: found nan, expected 1 (the golden rounded to f32)");
+  EXPECT_EQ(f.bound.source,
+            "k=16 (f32 default) x max(|ref-golden|, floor 1 ulp f32 at |golden|) over the finite "
+            "elements: none of the 2 elements was judged (non-finite, or excused by the NaN rule)");
+  // The ratio policy's path words the same finding the same way.
+  const auto r = judge(output(DType::f32, ratio(0.5, 0.1)), cand, &golden, &ref);
+  EXPECT_EQ(r.reason, Reason::nonfinite);
+  EXPECT_EQ(r.message.substr(0, r.message.find(';', r.message.find("first at"))),
+            "2 non-finite values where the rounded golden does not allow them; first at [0]: "
+            "found nan, expected 1 (the golden rounded to f32)");
 }
 
 TEST(NonFinite, ExcusedElementsLeaveTheStatistics) {

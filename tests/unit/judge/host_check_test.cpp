@@ -760,7 +760,7 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   CheckOptions o = host_options();
   // One case: across cases, special values can make two cases' inputs identical (all -inf, and
   // x*3 of it), which a check's later case already catches as unwritten.
-  o.only_case = p.hash.substr(0, 8) + ":public0:0:id";
+  o.only_case = p.hash.substr(0, 8) + ":host0:0:id";
   // Its __device__ state is a forbidden construct: the static scan stops it before it runs.
   EXPECT_EQ(check(p, c, o).reason, Reason::forbidden_construct);
   // With the scan off, the timed runs' own check must catch the replay.
@@ -838,7 +838,7 @@ TEST(HostCheck, APreconditionThatExcludesADeclaredShapeSetFails) {
       judge("bias_add", problems() / "bias_add/traps/requires_too_much.cu", host_options());
   EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
   EXPECT_EQ(v.reason, Reason::precondition);
-  EXPECT_EQ(v.message, "the candidate's preconditions exclude every case of shape set public1: "
+  EXPECT_EQ(v.message, "the candidate's preconditions exclude every case of shape set host1: "
                        "a candidate must run on every shape set the problem declares");
 }
 
@@ -873,4 +873,85 @@ TEST(HostCheck, InOutTensorsStartFromTheSameDrawnValuesEverywhere) {
   EXPECT_EQ(outputs[0].reason, Reason::none);     // dinp, assigned by both
   EXPECT_EQ(outputs[1].reason, Reason::mismatch); // dweight
   EXPECT_EQ(outputs[2].reason, Reason::mismatch); // dbias
+}
+
+// Coverage: the host shapes (N = 20011, 4096) never reach a path taken only above N = 10^6;
+// kjudge names its line and adds the larger public shapes, smallest first, until it runs: the
+// bug on it is found on public1 (N = 5000000).
+TEST(HostCheck, ALineTheHostShapesNeverRunIsReachedByALargerCaseThatFindsItsBug) {
+  const fs::path cand = write_candidate("kj_cover_large_bug.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  if (N > 1000000)
+    z[i] = x[i] + y[i] + 1.0f;
+  else
+    z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", cand, host_options());
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::mismatch) << describe(v);
+  ASSERT_TRUE(v.first_failing_case.has_value());
+  EXPECT_NE(v.first_failing_case->find(":public1:"), std::string::npos) << *v.first_failing_case;
+  ASSERT_TRUE(v.lines_run.has_value());
+  EXPECT_TRUE(v.lines_run->measured) << v.lines_run->not_measured;
+  EXPECT_EQ(v.lines_run->added_cases.size(), 1u);
+  EXPECT_EQ(v.lines_run->unrun, (std::vector<unsigned>{13}));
+  // The host cases are named by their host sets.
+  for (const CaseFinding& c : v.cases) {
+    if (c.case_id.find(":public") == std::string::npos) {
+      EXPECT_NE(c.case_id.find(":host"), std::string::npos) << c.case_id;
+    }
+  }
+}
+
+// A line no shape reaches stays unrun once every larger shape ran: the verdict passes, weaker,
+// and says which line and why no more cases were added.
+TEST(HostCheck, ALineNoShapeReachesLeavesAPassThatSaysItIsWeaker) {
+  const fs::path cand = write_candidate("kj_cover_dead_line.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  if (N < 0)
+    z[i] = 0.0f;
+  else
+    z[i] = x[i] + y[i];
+}
+)cu");
+  const Verdict v = judge("vector_add", cand, host_options());
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  ASSERT_TRUE(v.lines_run.has_value());
+  const LinesRun& r = *v.lines_run;
+  EXPECT_TRUE(r.measured) << r.not_measured;
+  EXPECT_EQ(r.unrun, (std::vector<unsigned>{13}));
+  EXPECT_EQ(r.lines, 6u); // the lines gcov gives code to
+  ASSERT_EQ(r.added_cases.size(), 2u);
+  EXPECT_NE(r.added_cases[0].find(":public1:"), std::string::npos) << r.added_cases[0];
+  EXPECT_NE(r.added_cases[1].find(":public0:"), std::string::npos) << r.added_cases[1];
+  EXPECT_EQ(r.stopped, "every larger shape of the problem was run");
+  EXPECT_DOUBLE_EQ(r.confidence(), 5.0 / 6.0);
+  std::ostringstream console;
+  make_console_reporter(console)->report(v);
+  EXPECT_NE(console.str().find("COVERAGE: 1 of the candidate's 6 lines with code never ran on the "
+                               "host cases: kj_cover_dead_line.cu 13 (larger cases added: "),
+            std::string::npos)
+      << console.str();
+  std::ostringstream json_text;
+  make_json_reporter(json_text)->report(v);
+  const nlohmann::json j = nlohmann::json::parse(json_text.str());
+  EXPECT_EQ(j["lines_run"]["unrun"], nlohmann::json::array({13}));
+  EXPECT_EQ(j["reward"]["confidence"].get<double>(), 5.0 / 6.0);
+}
+
+// A kernel whose every line runs on the host shapes adds no case and keeps full confidence.
+TEST(HostCheck, AKernelWhoseLinesAllRunAddsNoCase) {
+  const Verdict v = judge("vector_add", problems() / "vector_add/solutions/basic.cu", host_options());
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  ASSERT_TRUE(v.lines_run.has_value());
+  EXPECT_TRUE(v.lines_run->measured) << v.lines_run->not_measured;
+  EXPECT_TRUE(v.lines_run->unrun.empty());
+  EXPECT_GT(v.lines_run->lines, 0u);
+  EXPECT_TRUE(v.lines_run->added_cases.empty());
+  EXPECT_EQ(v.lines_run->confidence(), 1.0);
 }
