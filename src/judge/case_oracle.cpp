@@ -199,6 +199,19 @@ std::vector<HostTensor> initial_outputs(const Problem& problem, const CaseData& 
   return out;
 }
 
+const Precondition* unmet_precondition(const Problem& problem, const Candidate& candidate,
+                                       const Case& c) {
+  const Env env = shape_env(problem, c.shapes.dims);
+  for (const Precondition& r : candidate.requirements) {
+    try {
+      if (!r.holds(env)) return &r;
+    } catch (const SpecError&) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
 std::uint64_t largest_case_elements(const Problem& problem, const std::vector<const Case*>& cases) {
   std::uint64_t largest = 0;
   for (const Case* c : cases) {

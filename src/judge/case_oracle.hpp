@@ -111,6 +111,11 @@ std::vector<HostTensor> initial_outputs(const Problem& problem, const CaseData& 
 // counts 0: the oracle reports it when it reaches the case).
 std::uint64_t largest_case_elements(const Problem& problem, const std::vector<const Case*>& cases);
 
+// The first of the candidate's preconditions (`requires`) that case `c`'s shapes do not meet, or
+// null when they meet them all. One that cannot be evaluated on the shapes does not hold.
+const Precondition* unmet_precondition(const Problem& problem, const Candidate& candidate,
+                                       const Case& c);
+
 // The reference's float role T: the dtype of the first float input (else of the first float
 // output; f32 when the problem has no float tensor).
 DType problem_float_dtype(const Problem& problem);

@@ -169,20 +169,7 @@ std::vector<CaseFinding> exclude_by_preconditions(const Problem& problem,
   if (candidate.requirements.empty()) return excluded;
   std::vector<const Case*> kept;
   for (const Case* c : cases) {
-    const Env env = shape_env(problem, c->shapes.dims);
-    const Precondition* unmet = nullptr;
-    for (const Precondition& r : candidate.requirements) {
-      bool holds = false;
-      try {
-        holds = r.holds(env);
-      } catch (const SpecError&) {
-        // A precondition that cannot be evaluated on these shapes does not hold on them.
-      }
-      if (!holds) {
-        unmet = &r;
-        break;
-      }
-    }
+    const Precondition* unmet = unmet_precondition(problem, candidate, *c);
     if (!unmet) {
       kept.push_back(c);
       continue;
@@ -196,7 +183,8 @@ std::vector<CaseFinding> exclude_by_preconditions(const Problem& problem,
     f.message = fmt::format("not run: the candidate requires '{}', which {} do not meet",
                             unmet->text,
                             f.hidden ? std::string("this hidden case's shapes")
-                                     : fmt::format("its shapes ({})", describe_names(*unmet, env)));
+                                     : fmt::format("its shapes ({})",
+                                                   describe_names(*unmet, shape_env(problem, c->shapes.dims))));
     excluded.push_back(std::move(f));
   }
   cases = std::move(kept);

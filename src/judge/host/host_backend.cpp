@@ -107,6 +107,7 @@ public:
     // be the kernel's, nor for the --against kernel, which is not judged.
     HostCompileOptions compile = compile_;
     compile.coverage = role == "candidate" && settings_.asked.timed_runs == 0;
+    if (role == "candidate") candidate_ = &kernel;
     auto runner =
         std::make_unique<HostKernelRunner>(std::move(role), kernel, problem_, settings_, compile);
     runner->set_race_screened(&screened_);
@@ -122,6 +123,7 @@ private:
   HostCompileOptions compile_;
   std::unique_ptr<HostOracle> oracle_;
   std::set<const Case*> screened_; // the cases whose first run is the race-detecting build's
+  const Candidate* candidate_ = nullptr; // its `requires` keep added cases out as the plan's
 };
 
 HostBackend::HostBackend(CheckSettings& settings, const Problem& problem, Verdict& v)
@@ -210,6 +212,7 @@ void HostBackend::reach_unrun_lines(const CaseLoop& loop, const JudgedCases& jud
   double rate = work > 0 ? judged.wall_s / work : 0;
   double spent_s = judged.spent_s, wall_s = 0;
   for (const Case& c : larger.cases) {
+    if (candidate_ && unmet_precondition(problem_, *candidate_, c)) continue;
     const double n = case_work(problem_, c);
     if (wall_s + rate * n > share_s) {
       r.stopped = fmt::format("the next, {}, would take about {:.3g} s, past the {:.3g} s left of "

@@ -955,3 +955,51 @@ TEST(HostCheck, AKernelWhoseLinesAllRunAddsNoCase) {
   EXPECT_TRUE(v.lines_run->added_cases.empty());
   EXPECT_EQ(v.lines_run->confidence(), 1.0);
 }
+
+// A larger case the candidate's `requires` exclude is never added for coverage: bias_add with a
+// public set whose C (1030) is no multiple of 4, judged against the float4 kernel requiring
+// C % 4 == 0 with a line no shape reaches. Run there, its misaligned rows would leave a tail
+// unwritten.
+TEST(HostCheck, CoverageNeverAddsACaseTheCandidatesPreconditionsExclude) {
+  const fs::path dir = fs::temp_directory_path() / "kj_cover_bias_add";
+  fs::remove_all(dir);
+  fs::copy(problems() / "bias_add", dir, fs::copy_options::recursive);
+  std::string toml;
+  {
+    std::ifstream in(dir / "problem.toml");
+    toml.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string old_public = "public = [{ N = 512, C = 1024 }, { N = 7, C = 4096 }]";
+  ASSERT_NE(toml.find(old_public), std::string::npos);
+  toml.replace(toml.find(old_public), old_public.size(),
+               "public = [{ N = 512, C = 1024 }, { N = 7, C = 4096 }, { N = 8, C = 1030 }]");
+  std::ofstream(dir / "problem.toml") << toml;
+  const fs::path cand = dir / "vec4_dead_line.cu";
+  std::ofstream(cand) << R"cu(/* kjudge
+requires = ["C % 4 == 0"]
+[[launch]]
+kernel = "bias_add_vec4"
+grid = ["ceil_div(N * C / 4, 256)"]
+block = [256]
+args = ["x", "b", "y", "N", "C"]
+*/
+__global__ void bias_add_vec4(const float4* x, const float4* b, float4* y, int N, int C) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int c4 = C / 4;
+  if (C < 0)
+    y[0] = x[0];
+  if (i >= static_cast<long long>(N) * c4) return;
+  const float4 v = x[i], w = b[i % c4];
+  y[i] = make_float4(v.x + w.x, v.y + w.y, v.z + w.z, v.w + w.w);
+}
+)cu";
+  const Problem p = load_problem(dir);
+  const Verdict v = check(p, load_candidate(cand, p), host_options());
+  EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
+  ASSERT_TRUE(v.lines_run.has_value());
+  EXPECT_EQ(v.lines_run->unrun, (std::vector<unsigned>{13}));
+  ASSERT_EQ(v.lines_run->added_cases.size(), 2u);
+  EXPECT_NE(v.lines_run->added_cases[0].find(":public1:"), std::string::npos);
+  EXPECT_NE(v.lines_run->added_cases[1].find(":public0:"), std::string::npos);
+  EXPECT_EQ(v.lines_run->stopped, "every larger shape of the problem was run");
+}
