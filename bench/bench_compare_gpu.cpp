@@ -83,8 +83,9 @@ void BM_CopyBandwidth(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(2 * bytes));
 }
 
+// `statistics`: the percentiles of the passing output too (`--stats`); without, the verdict pass.
 void judge(benchmark::State& state, kj::PolicySpec policy, bool sliced, bool golden,
-           std::int64_t bytes_per_element) {
+           std::int64_t bytes_per_element, bool statistics = false) {
   if (!ready(state)) return;
   Setup& s = setup();
   kj::OutputSpec spec;
@@ -98,6 +99,7 @@ void judge(benchmark::State& state, kj::PolicySpec policy, bool sliced, bool gol
   in.actual = {s.actual.ptr(), kj::DType::f32};
   in.reference = kj::DeviceTensor{s.reference.ptr(), kj::DType::f32};
   if (golden) in.golden = kj::DeviceTensor{s.golden.ptr(), kj::DType::f64};
+  in.statistics = statistics;
   kj::OutputFinding f = s.comparator->compare(in, s.context->stream()); // scratch warm
   for (auto _ : state)
     benchmark::DoNotOptimize(f = s.comparator->compare(in, s.context->stream()));
@@ -105,11 +107,23 @@ void judge(benchmark::State& state, kj::PolicySpec policy, bool sliced, bool gol
   state.SetLabel(f.pass() ? "PASS" : "FAIL: " + f.message);
 }
 
-void BM_AllcloseF32(benchmark::State& state) {
+kj::PolicySpec allclose_policy() {
   kj::PolicySpec p;
   p.kind = kj::PolicySpec::Kind::allclose;
   p.expected = kj::Expected::reference;
-  judge(state, p, false, false, 8);
+  return p;
+}
+kj::PolicySpec relative_policy() {
+  kj::PolicySpec p;
+  p.kind = kj::PolicySpec::Kind::relative;
+  return p;
+}
+
+void BM_AllcloseF32(benchmark::State& state) {
+  judge(state, allclose_policy(), false, false, 8);
+}
+void BM_AllcloseF32Stats(benchmark::State& state) {
+  judge(state, allclose_policy(), false, false, 8, true);
 }
 
 void BM_ExactF32(benchmark::State& state) {
@@ -120,14 +134,17 @@ void BM_ExactF32(benchmark::State& state) {
 }
 
 void BM_RelativeSliced(benchmark::State& state) {
-  kj::PolicySpec p;
-  p.kind = kj::PolicySpec::Kind::relative;
-  judge(state, p, true, true, 16);
+  judge(state, relative_policy(), true, true, 16);
+}
+void BM_RelativeSlicedStats(benchmark::State& state) {
+  judge(state, relative_policy(), true, true, 16, true);
 }
 
 BENCHMARK(BM_CopyBandwidth)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AllcloseF32)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AllcloseF32Stats)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ExactF32)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RelativeSliced)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RelativeSlicedStats)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace

@@ -4,7 +4,8 @@ run: torch judges two 2^28-element f32 tensors on the GPU (the candidate one ulp
 expected values on two elements of three, as in bench_compare_gpu), then bench_compare_gpu
 judges its tensors of the same shape, dtypes and pattern; the table gives both times, the ratio
 (the README's target: allclose at least 6x faster than assert_close) and the comparator's share
-of the measured copy bandwidth (target: at least 70%).
+of the measured copy bandwidth (targets: allclose at least 70%, relative at least 50%), with the
+same passes under --stats beside them.
 
 usage: compare_peers.py BENCH_COMPARE_GPU
 """
@@ -57,18 +58,26 @@ def main():
     print(f"{'what (2^28 elements)':34} {'ms':>8} {'GB/s':>8} {'of copy':>8}")
     print(f"{'device-to-device copy (r+w)':34} {rows['BM_CopyBandwidth']['real_time']:8.3f} "
           f"{copy / 1e9:8.0f} {'100%':>8}")
-    for name, label in [("BM_AllcloseF32", "kjudge allclose f32 vs f32"),
-                        ("BM_ExactF32", "kjudge exact f32 vs f32"),
-                        ("BM_RelativeSliced", "kjudge relative (f32, f64 golden)")]:
+    # The verdict pass (what a check runs) against its targets, and with --stats beside it.
+    rows_shown = [("BM_AllcloseF32", "kjudge allclose f32 vs f32", 70),
+                  ("BM_AllcloseF32Stats", "  the same with --stats", None),
+                  ("BM_ExactF32", "kjudge exact f32 vs f32", None),
+                  ("BM_RelativeSliced", "kjudge relative (f32, f64 golden)", 50),
+                  ("BM_RelativeSlicedStats", "  the same with --stats", None)]
+    for name, label, target in rows_shown:
         r = rows[name]
+        share = 100 * r["bytes_per_second"] / copy
+        verdict = "" if target is None else \
+            f"  target >= {target}%: {'met' if share >= target else 'MISSED'}"
         print(f"{label:34} {r['real_time']:8.3f} {r['bytes_per_second'] / 1e9:8.0f} "
-              f"{100 * r['bytes_per_second'] / copy:7.0f}%")
+              f"{share:7.0f}%{verdict}")
     if torch_ms is not None:
         ours = rows["BM_AllcloseF32"]["real_time"]
         print(f"{'torch.testing.assert_close f32':34} {torch_ms:8.3f} {2 * 4 * n / torch_ms / 1e6:8.0f} "
               f"{100 * 2 * 4 * n / (torch_ms / 1e3) / copy:7.0f}%")
-        print(f"allclose speedup over assert_close: {torch_ms / ours:.1f}x (target >= 6x)")
-
+        ratio = torch_ms / ours
+        print(f"allclose speedup over assert_close: {ratio:.1f}x "
+              f"(target >= 6x: {'met' if ratio >= 6 else 'MISSED'})")
 
 if __name__ == "__main__":
     main()

@@ -3,6 +3,9 @@
 // library, which names the argument in its SpecError.
 #include "app.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 #include "help.hpp"
 
 namespace kj::cli {
@@ -46,8 +49,16 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   compare->add_flag("--exact-percentiles", c.files.exact_percentiles,
                     "exact error percentiles (a selection) instead of binned ones");
 
+  // The on-disk case cache, alike in check, bench and serve.
+  auto add_case_cache_options = [](CLI::App* sub, std::string& dir, std::uint64_t& mib) {
+    sub->add_option("--case-cache-dir", dir,
+                    "the oracle's cases kept on disk (default $XDG_CACHE_HOME/kjudge/cases; off: "
+                    "none)");
+    sub->add_option("--case-cache-dir-mib", mib, "MiB that folder may hold (default 4096)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));
+  };
   // `check` and `bench` judge alike: the same options, bench adds --runs.
-  auto add_judge_options = [](CLI::App* sub, CheckArgs& k) {
+  auto add_judge_options = [&add_case_cache_options](CLI::App* sub, CheckArgs& k) {
     sub->add_option("PROBLEM", k.problem, "a problem folder or problem.toml")->required();
     sub->add_option("--candidate", k.candidate, "the candidate .cu file")->required();
     sub->add_option("--case", k.case_id, "run this case alone (an id of `kjudge cases`)");
@@ -59,6 +70,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
     sub->add_option("--json", k.json, "write the JSON report to FILE, or - for stdout");
     sub->add_option("--junit", k.junit, "write a JUnit XML report to FILE");
     sub->add_option("--cache", k.cache, "the NVRTC cache folder");
+    add_case_cache_options(sub, k.case_cache_dir, k.case_cache_dir_mib);
     sub->add_option("--device", k.options.device, "the CUDA device ordinal")->check(CLI::NonNegativeNumber);
     sub->add_option("--backend", k.backend,
                     "where kernels run: auto (the GPU, else the CPU), cuda, host")
@@ -69,6 +81,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                   "host backend: every run checked, every out-of-bounds read or write exact");
     sub->add_flag("--exact-percentiles", k.options.exact_percentiles,
                   "exact error percentiles (a selection) instead of binned ones");
+    sub->add_flag("--stats", k.options.statistics,
+                  "error percentiles of passing outputs too (failing ones always have them)");
     sub->add_option("--time-budget", k.options.time_budget_s,
                     "seconds of the candidate's run time over all cases (default 10 on the GPU, "
                     "120 on the host; 0: none)")
@@ -84,12 +98,29 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   auto* bench = app->add_subcommand("bench", "judge a candidate, then time it against the reference");
   add_judge_options(bench, into.bench);
   into.bench.runs = 10;
+  bench->add_option("--against", into.bench.against,
+                    "a tuning-only change: bit-identical to an old kernel, both timed side by "
+                    "side");
+  // CLI11's PositiveNumber lets NaN through (NaN <= 0 is false) and takes inf.
+  const CLI::Validator positive_ms(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double ms = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(ms) || !(ms > 0))
+          return "must be a positive number of milliseconds, got '" + text + "'";
+        return "";
+      },
+      "MS > 0");
+  bench->add_option("--slo-p99", into.bench.slo_p99_ms,
+                    "fail unless the candidate's p99 latency is at most MS milliseconds")
+      ->check(positive_ms);
 
   auto* serve = app->add_subcommand("serve", "judge requests read as JSON Lines, one answer a line");
   serve->add_option("--backend", into.serve.backend,
                     "where kernels run unless a request says: auto, cuda, host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   serve->add_option("--cache", into.serve.cache, "the NVRTC cache folder");
+  add_case_cache_options(serve, into.serve.case_cache_dir, into.serve.case_cache_dir_mib);
   const CLI::Range ordinal(0, 1023); // says "not in range 0 to 1023" for "x" too
   auto* device = serve->add_option("--device", into.serve.device, "the CUDA device ordinal")
                      ->check(ordinal);
@@ -103,9 +134,23 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 30));
   serve->add_option("--secret-file", into.serve.secret_file,
                     "the secret hidden shapes are drawn with (also $KJUDGE_SECRET)");
+  serve->add_option("--jobs", into.serve.jobs,
+                    "judges per device, side by side (a bench request runs alone); default 1")
+      ->check(CLI::Range(1, 64));
+  serve->add_flag("--unordered", into.serve.unordered,
+                  "answer each request when it is ready, not in request order (ids say which)");
   serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
                   "start each check's worker when it is needed (no worker waits ready beside "
                   "the judge)");
+  auto* cache = app->add_subcommand("cache", "what kjudge's caches on disk hold, or empty them");
+  cache->add_option("ACTION", into.cache.action, "stats or clear")
+      ->required()
+      ->check(CLI::IsMember({"stats", "clear"}));
+  cache->add_option("--cache", into.cache.cache, "the NVRTC cache folder");
+  cache->add_option("--case-cache-dir", into.cache.case_cache_dir,
+                    "the case cache folder (off: leave it out)");
+  cache->add_flag("--json", into.cache.json, "print JSON");
+
   bench->add_option("--runs", into.bench.runs,
                     "host backend: timed runs per public case (default 10)")
       ->check(CLI::Range(1, 1000000));

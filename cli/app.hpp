@@ -3,6 +3,8 @@
 // help test can walk the same parser the user gets and compare it with docs/cli.md.
 #pragma once
 
+#include <filesystem>
+
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -51,21 +53,36 @@ struct CheckArgs {
   std::string json;      // empty: no JSON; "-": standard output
   std::string junit;     // empty: no JUnit XML
   std::string cache;     // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
+  std::string case_cache_dir;   // empty: default_case_cache_dir(); "off": none
+  std::uint64_t case_cache_dir_mib = CheckOptions{}.case_cache_dir_bytes >> 20;
   std::string backend = "auto"; // auto | cuda | host
   bool no_race_detection = false;
   bool unsafe_test_switches = false; // honour KJ_TEST_DISABLE (the verdict then says so)
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
   TimingOptions timing;  // bench on the GPU
+  std::optional<double> slo_p99_ms; // bench --slo-p99: the candidate's p99 latency at most this
 };
 
 struct ServeArgs {
   std::string backend = "auto"; // what a request that names none gets
   std::string cache;            // empty: $XDG_CACHE_HOME/kjudge or ~/.cache/kjudge
+  std::string case_cache_dir;   // as CheckArgs'
+  std::uint64_t case_cache_dir_mib = CheckOptions{}.case_cache_dir_bytes >> 20;
   int device = 0;
   std::vector<int> devices;     // several: one judge per device, requests spread over them
   std::uint64_t case_cache_mib = 8192; // the oracle's cases kept between requests
   bool no_spare_workers = false;        // start each check's worker when the check needs it
+  int jobs = 1;                         // judges per device (ServeOptions::jobs)
+  bool unordered = false;               // answers as they are ready
   std::string secret_file;              // empty: $KJUDGE_SECRET
+};
+
+// `kjudge cache stats|clear`: the NVRTC cache's and the case cache's folders.
+struct CacheArgs {
+  std::string action;          // stats | clear
+  std::string cache;           // as CheckArgs'
+  std::string case_cache_dir;  // as CheckArgs'
+  bool json = false;
 };
 
 // Everything the parser fills in.
@@ -77,6 +94,7 @@ struct Invocation {
   CheckArgs check;
   CheckArgs bench; // runs: 10 unless --runs says (make_app)
   ServeArgs serve;
+  CacheArgs cache;
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -90,6 +108,8 @@ int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 // `check`, and `bench` when args.runs > 0.
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
+// `kjudge cache`.
+int run_cache(const CacheArgs& args, std::ostream& out, std::ostream& err);
 // Requests from `in` (standard input), answers to `out`.
 int run_serve(const ServeArgs& args, std::istream& in, std::ostream& out, std::ostream& err);
 
@@ -98,5 +118,14 @@ int run_serve(const ServeArgs& args, std::istream& in, std::ostream& out, std::o
 // environment, so nothing kjudge starts inherits it; a secret under kMinSecretBytes or an
 // unreadable file is a SpecError naming where.
 std::optional<std::string> read_secret(const std::string& secret_file);
+
+// The caches' folders: --cache's default ($XDG_CACHE_HOME/kjudge, else ~/.cache/kjudge; empty
+// where neither is set), and --case-cache-dir's value as a folder ("off": empty, none; empty:
+// the cases/ folder under --cache's default).
+std::filesystem::path default_cache_dir();
+std::filesystem::path case_cache_dir_of(const std::string& option_value);
+
+// This executable's path (/proc/self/exe): the workers' program and where its kernels lie.
+std::filesystem::path self_executable();
 
 }  // namespace kj::cli

@@ -27,21 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path default_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
-    return fs::path(xdg) / "kjudge";
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    return fs::path(home) / ".cache" / "kjudge";
-  return {}; // nowhere to cache: compile every time
-}
-
-fs::path self_executable() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw InternalError("cannot resolve /proc/self/exe: " + ec.message());
-  return p;
-}
-
 void write_report(const std::string& path, const std::string& option,
                   const std::function<void(std::ostream&)>& write) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
@@ -66,6 +51,13 @@ void refuse_silent_test_switches(bool allowed, const char* command) {
 }
 
 } // namespace
+
+fs::path self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InternalError("cannot resolve /proc/self/exe: " + ec.message());
+  return p;
+}
 
 std::optional<std::string> read_secret(const std::string& secret_file) {
   std::optional<std::string> secret;
@@ -109,6 +101,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   if (!a.case_id.empty()) options.only_case = a.case_id;
   if (!a.against.empty()) options.against = fs::path(a.against);
   options.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
+  options.case_cache_dir = case_cache_dir_of(a.case_cache_dir);
+  options.case_cache_dir_bytes = a.case_cache_dir_mib << 20;
   options.self_exe = self_executable();
   options.backend = parse_backend(a.backend).value_or(Backend::automatic);
   options.race_detection = !a.no_race_detection;
@@ -123,7 +117,8 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     verdict.manifest.trust = a.backend == "host" ? "host" : "cuda";
   }
   if (candidate)
-    verdict = a.runs > 0 ? bench(problem, *candidate, BenchOptions{options, a.runs, a.timing})
+    verdict = a.runs > 0 ? bench(problem, *candidate,
+                                 BenchOptions{options, a.runs, a.timing, a.slo_p99_ms})
                          : check(problem, *candidate, options);
   verdict.manifest.kjudge_version = KJUDGE_VERSION;
 
@@ -154,11 +149,15 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.defaults.backend = parse_backend(a.backend).value_or(Backend::automatic);
   options.defaults.device = a.device;
   options.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
+  options.defaults.case_cache_dir = case_cache_dir_of(a.case_cache_dir);
+  options.defaults.case_cache_dir_bytes = a.case_cache_dir_mib << 20;
   options.defaults.self_exe = self_executable();
   options.defaults.cases.secret = read_secret(a.secret_file);
   options.case_cache_bytes = a.case_cache_mib << 20;
   options.devices = a.devices;
   options.spare_workers = !a.no_spare_workers;
+  options.jobs = a.jobs;
+  options.unordered = a.unordered;
   return serve(in, out, std::move(options));
 }
 

@@ -3,11 +3,15 @@
 // anything else is "internal error" and exit 3, never an uncaught exception.
 #include "commands.hpp"
 
+#include <charconv>
+#include <filesystem>
 #include <iostream>
 #include <ostream>
 
 #include "app.hpp"
+#include "kjudge/builtin_kernels.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/judge.hpp"
 #include "kjudge/worker.hpp"
 
 namespace kj::cli {
@@ -29,7 +33,29 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("check")) return run_check(in.check, out, err);
   if (app.got_subcommand("bench")) return run_check(in.bench, out, err);
   if (app.got_subcommand("serve")) return run_serve(in.serve, std::cin, out, err);
+  if (app.got_subcommand("cache")) return run_cache(in.cache, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
+}
+
+// `kjudge --precompile-kernels ARCH...`: kjudge's own kernels compiled for each sm_ARCH into
+// precompiled_kernels_dir of this executable, with the include folder a check would find.
+int precompile_own_kernels(const std::vector<std::string>& args, std::ostream& err) {
+  std::vector<int> archs;
+  for (const std::string& a : args) {
+    int arch = 0;
+    const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), arch);
+    if (ec != std::errc() || end != a.data() + a.size() || arch < 50 || arch > 199) {
+      err << "kjudge --precompile-kernels: '" << a << "' is not an architecture like 90\n";
+      return static_cast<int>(ExitCode::spec_error);
+    }
+    archs.push_back(arch);
+  }
+  const std::filesystem::path exe = self_executable();
+  const int compiled =
+      precompile_kernels(precompiled_kernels_dir(exe), archs, find_kjudge_include(exe));
+  err << "kjudge: " << compiled << " of " << 2 * archs.size()
+      << " modules of kjudge's own kernels compiled ahead (the rest were there)\n";
+  return 0;
 }
 
 }  // namespace
@@ -39,6 +65,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     // The worker is kjudge re-executed by `check`'s oracle, not a command a user types.
     if (!args.empty() && args[0] == "--worker")
       return kj::run_worker(std::vector<std::string>(args.begin() + 1, args.end()));
+    // The build's last step (cli/CMakeLists.txt), not a command a user types either.
+    if (!args.empty() && args[0] == "--precompile-kernels")
+      return precompile_own_kernels(std::vector<std::string>(args.begin() + 1, args.end()), err);
     Invocation in;
     auto app = make_app(in);
     // A mistyped command with --help must not get the general help and exit 0.

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,17 +77,27 @@ public:
   std::uint64_t count_not_pattern(CUdeviceptr p, std::size_t bytes, std::uint32_t pattern,
                                   CUstream s) const;
 
-  // One count of count_mismatched_bytes (b set) or count_not_pattern (b 0), for count_all.
+  // One count for count_all: of count_mismatched_bytes (b set), of count_not_pattern (b 0), or
+  // of pattern_elements (element_bytes set).
   struct ByteCount {
     CUdeviceptr a = 0, b = 0;
     std::size_t bytes = 0;
     std::uint32_t pattern = 0;
+    int element_bytes = 0;
   };
   static ByteCount mismatched_bytes(CUdeviceptr a, CUdeviceptr b, std::size_t bytes) {
     return {a, b, bytes, 0};
   }
   static ByteCount not_pattern(CUdeviceptr p, std::size_t bytes, std::uint32_t pattern) {
     return {p, 0, bytes, pattern};
+  }
+  // The elements of `dtype` in [p, p + numel elements) that hold, every byte of them, what
+  // fill_pattern(p, ..., pattern) wrote: the poison a plan left unwritten, counted where it lies.
+  static ByteCount pattern_elements(CUdeviceptr p, std::int64_t numel, DType dtype,
+                                    std::uint32_t pattern) {
+    const int width = static_cast<int>(dtype_size(dtype));
+    return {p, 0, static_cast<std::size_t>(numel) * static_cast<std::size_t>(width), pattern,
+            width};
   }
   // One count queued on `s` without waiting: its result is added to the u64 at `counter` (the
   // bench's read-bandwidth probe, timed by events around it).
@@ -108,7 +119,7 @@ private:
 
   std::unique_ptr<CudaLibrary> library_;
   CUfunction generate_ = nullptr, widen_ = nullptr, round_ = nullptr, fill_ = nullptr,
-             count_ = nullptr, spin_ = nullptr;
+             count_ = nullptr, count_elements_ = nullptr, spin_ = nullptr;
   DeviceBuffer counter_;              // the counts' device accumulators, one call at a time
   mutable std::mutex counter_mutex_;
   bool from_cache_ = false;
@@ -126,6 +137,16 @@ CompiledModule compile_builtin_kernels(const CompileOptions& options);
 CompiledModule compile_trusted_module(std::string_view source, const std::string& file,
                                       const std::vector<std::string>& names,
                                       const CompileOptions& options);
+
+// kjudge's own kernels (these and the GPU comparator's, ~27 s of NVRTC on one core) compiled
+// when kjudge is built, so a first check on a fresh machine loads them: cache entries under the
+// keys compile_trusted_module looks up, in a folder beside the executable.
+std::filesystem::path precompiled_kernels_dir(const std::filesystem::path& self_exe);
+// Compiles both modules for each of `archs` (sm_XX, not arch-specific: what the oracle loads)
+// into `dir`, skipping what is there already, on a thread per module. Returns the number
+// compiled; throws InternalError when one does not compile.
+int precompile_kernels(const std::filesystem::path& dir, const std::vector<int>& archs,
+                       const std::filesystem::path& kjudge_include);
 
 namespace detail {
 struct generate_params;  // detail/builtin_kernels.cuh

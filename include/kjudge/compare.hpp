@@ -51,7 +51,16 @@ struct CompareRules {
   bool extreme_in_inputs = false;
   // Exact percentiles (a selection over every judged element) instead of the binned ones.
   bool exact_percentiles = false;
+  // Error percentiles of an output that passes (one that fails always gets them). The judge
+  // turns them off unless asked (`--stats`): a right answer then costs one lean read, and the
+  // histograms are a second pass over the outputs that fail (docs/design.md "Comparison").
+  bool statistics = true;
 };
+
+// Whether a finding carries percentiles: asked for (statistics, exact_percentiles), or failing.
+inline bool statistics_wanted(const CompareRules& rules, bool fails) {
+  return rules.statistics || rules.exact_percentiles || fails;
+}
 
 struct CompareInputs : CompareRules {
   const HostTensor* actual = nullptr;   // candidate output, in the output dtype

@@ -61,4 +61,7 @@ private:
 // A device tensor copied to the host (the comparator's way back for what it does not judge).
 HostTensor to_host(const DeviceTensor& t, const Shape& shape, CUstream stream);
 
+// The comparator's compile step alone (no GPU needed), as compile_builtin_kernels.
+CompiledModule compile_compare_kernels(const CompileOptions& options);
+
 } // namespace kj

@@ -79,6 +79,8 @@ struct CheckOptions {
   // Exact error percentiles (a selection over every judged element) instead of the binned ones
   // (compare.hpp's CompareInputs::exact_percentiles).
   bool exact_percentiles = false;
+  // Error percentiles of passing outputs too (`--stats`); a failing output always has them.
+  bool statistics = false;
   // CUDA: a case whose two runs left the same bytes is judged by the GPU comparator, where the
   // outputs lie (the host comparator's finding, bit for bit, without copying them back); false
   // judges every case on the host (the comparator's own test, or a suspicion of it).
@@ -86,6 +88,11 @@ struct CheckOptions {
   // Cases kept from earlier checks (null: none). Not used by timed runs (the reference's times
   // are measured afresh) nor under the isolation test switch.
   std::shared_ptr<CaseCache> case_cache;
+  // The on-disk tier behind it (src/judge/case_disk_cache.hpp), shared between processes: the
+  // folder (empty: none) and its size cap, least recently used entries evicted first. Used
+  // where case_cache may be; never holds hidden cases drawn with a secret.
+  std::filesystem::path case_cache_dir;
+  std::uint64_t case_cache_dir_bytes = std::uint64_t{4} << 30;
   // Workers started ahead of need (null: each started when needed): the compile-only worker,
   // and the CUDA worker.
   std::shared_ptr<SpareWorkers> spare_workers;
@@ -135,10 +142,18 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
 Verdict unloadable_candidate_verdict(const Problem& problem, const std::string& candidate,
                                      const std::string& message);
 
+// The problem's tensors and their dtypes, in declaration order, into the verdict's provenance
+// (every verdict of check and bench carries them).
+void record_problem_dtypes(const Problem& problem, Verdict& v);
+
 struct BenchOptions {
   CheckOptions check;
   int runs = 10; // host backend: timed runs per public case, of the candidate and the reference
   TimingOptions timing; // CUDA
+  // --slo-p99 MS: the candidate's p99 latency over every timed run must be at most this many
+  // milliseconds, else FAIL(timeout). Must be finite and positive (else ERROR(spec_error)).
+  // With check.against or without it (an SLO on the candidate alone).
+  std::optional<double> slo_p99_ms;
 };
 
 // `kjudge bench`: the check (every case, as `check` judges it), then the timings. Only a
@@ -152,7 +167,17 @@ struct BenchOptions {
 // - Host backend: on each public case, `runs` more runs of the candidate and of the reference,
 //   each timed by the CPU time of its launches (summed over the CPU threads that ran blocks),
 //   each candidate run's outputs judged like the first; timer "host_cpu", not a GPU time.
+// - With check.against (the configuration tier: a change of launch configuration or tuning
+//   only): every output of every case, and of every timed run, must be bit-identical to the
+//   old kernel's, whatever the problem's tier and policy (the exact comparison of --against);
+//   the old kernel's runs are timed beside the candidate's, and `latency` holds both pooled
+//   distributions.
+// Every bench verdict that timed a case has `latency`; with slo_p99_ms a candidate p99 over it
+// is FAIL(timeout), the verdict then without its runtime figures.
 Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOptions& options);
+
+// The nearest-rank distribution of `samples` (Verdict::latency's), all 0 for none.
+LatencyDistribution latency_distribution(std::vector<double> samples);
 
 // `kjudge compare`: one output stored as .npy files judged by the compare_output a check uses,
 // with the policy named as problem.toml names it, in a one-case verdict (backend "files") so

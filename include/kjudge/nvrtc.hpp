@@ -30,6 +30,9 @@ struct CompileOptions {
                                         // one cache entry per set pass them sorted)
   std::filesystem::path kjudge_include; // folder holding kjudge/device.cuh
   std::filesystem::path cache_dir;      // empty = no cache
+  // kjudge's own kernels (not a candidate's or a problem's) compiled when kjudge was built: a
+  // read-only folder of cache entries (precompiled_kernels_dir), looked in after cache_dir.
+  std::filesystem::path precompiled_dir;
   std::uint64_t cache_cap_bytes = 1ull << 30;
   // header_set_hash(kjudge_include), when the caller has it already (a compile-only worker is a
   // fresh process, and the walk over the toolkit's headers is most of a cached compile's time);

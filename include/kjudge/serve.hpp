@@ -36,6 +36,14 @@ struct ServeOptions {
   // with its own thread, case cache and workers, taking the next request when it is free; the
   // answers still come in the order of the requests. Empty or one: defaults.device alone.
   std::vector<int> devices;
+  // Judges per device (`--jobs`), each on its own thread with its own workers and its own case
+  // cache of case_cache_bytes (memory grows with the judges): a new candidate's compile and
+  // worker start overlap the GPU work of the others'. Checks share the GPU; a bench request
+  // waits for the device's other requests and holds it alone, so its timings see no neighbour.
+  int jobs = 1;
+  // Answers as they are ready instead of in the order of the requests (`--unordered`); each
+  // carries its request's id either way.
+  bool unordered = false;
 };
 
 class Judge {
@@ -66,9 +74,10 @@ private:
 };
 
 // Reads requests from `in` until it ends, answers each on `out` (one line each, flushed, in
-// the order of the requests, as soon as it and every earlier answer are ready); a line that is
-// not JSON gets a bad_request answer naming the line. Blank lines are skipped. With several
-// ServeOptions::devices, requests are judged concurrently, one judge per device. Returns 0.
+// the order of the requests, as soon as it and every earlier answer are ready, or as soon as it
+// is ready under ServeOptions::unordered); a line that is not JSON gets a bad_request answer
+// naming the line. Blank lines are skipped. With several ServeOptions::devices or jobs,
+// requests are judged concurrently, `jobs` judges per device. Returns 0.
 int serve(std::istream& in, std::ostream& out, ServeOptions options);
 
 } // namespace kj

@@ -54,6 +54,9 @@ struct ErrorStats {
   // p99.9 are the lower edges of their bins in a 2^16-bin histogram of the values' top bits, at
   // most 1/16 below the exact value; max is exact. Otherwise all exact.
   bool binned = false;
+  // False for a passing output judged without statistics (CompareRules::statistics): the
+  // percentiles were not computed, and the JSON's "stats" is null.
+  bool made = true;
 };
 
 struct ElementReport {
@@ -170,6 +173,10 @@ struct CaseTiming {
   std::vector<double> baseline_samples_ms;  // empty for a recorded baseline
   std::optional<double> baseline_ms;
   std::string baseline;  // its name
+  // `bench --against OLD.cu`: the old kernel's timed runs, taken beside the candidate's (on the
+  // host one after each of the candidate's; on the GPU on the same visits, where the reference
+  // is timed, its throttled rounds dropped with the others'); empty without --against.
+  std::vector<double> against_ms;
 };
 
 // Statistics of a case's timed runs: the median, the quartiles (linear interpolation between
@@ -183,6 +190,24 @@ SampleStats sample_stats(std::vector<double> values);
 // normal sample (sigma = IQR / 1.349, se = 1.2533 sigma / sqrt(n)), over the median. Infinity
 // with fewer than 4 samples or a median of 0.
 double median_noise(const SampleStats& s);
+
+// A latency distribution, as a canary reads one: the nearest-rank percentiles (the sample at
+// rank ceil(q n), counted from 1) p50, p90 and p99, the largest sample and the sample count;
+// all 0 for none.
+struct LatencyDistribution {
+  double p50 = 0, p90 = 0, p99 = 0, max = 0;
+  int n = 0;
+};
+
+// `kjudge bench`: the latencies of every timed run of every timed case, pooled (the traffic a
+// canary sees), of the candidate and, with --against, of the old kernel; and with --slo-p99 the
+// candidate's p99 held to it (a miss fails the bench: FAIL(timeout)).
+struct Latency {
+  LatencyDistribution candidate;
+  std::optional<LatencyDistribution> against;
+  std::optional<double> slo_p99_ms;
+  bool slo_met() const { return !slo_p99_ms || candidate.p99 <= *slo_p99_ms; }
+};
 
 // A candidate this much slower than the reference is not timed further: the figure would not
 // change a ranking, and a stalling candidate would cost minutes of the machine.
@@ -238,6 +263,36 @@ struct Manifest {
   // The cases run where they are fewer than the plan's (the host backend's budget), in words;
   // empty when every planned case ran.
   std::string case_budget;
+  // The oracle's case cache (serve's, CheckOptions::case_cache) in this run: cases found in
+  // memory, made afresh, and found on disk (CheckOptions::case_cache_dir); cases written to
+  // disk, entries found corrupt (removed, the case made afresh) and entries declined (reading
+  // them was slower than making the case: removed, not stored again).
+  std::uint64_t case_cache_hits = 0, case_cache_misses = 0;
+  std::uint64_t case_cache_disk_hits = 0;
+  std::uint64_t case_cache_disk_stored = 0, case_cache_disk_corrupt = 0;
+  std::uint64_t case_cache_disk_declined = 0;
+};
+
+// One tensor of the problem and its dtype ("f32", "bf16", ...), as problem.toml declares it.
+struct TensorDtype {
+  std::string name, dtype;
+};
+
+// Where a verdict's figures come from, beyond the manifest's facts (docs/cli.md "JSON reports",
+// `provenance`): the problem's dtypes, the NVIDIA driver's release, and the SM clock the times
+// were taken at. What each figure's statistic and aggregation are is fixed by the code that
+// computes it; the JSON reporter states them beside the timer.
+struct Provenance {
+  std::vector<TensorDtype> inputs, outputs;  // in declaration order
+  // The kernel module's version ("580.65.06", from /proc/driver/nvidia/version) on the CUDA
+  // backend; empty elsewhere or where the file cannot be read. (The manifest's driver_version
+  // is the CUDA version the driver implements, cuDriverGetVersion.)
+  std::string driver_release;
+  // "measured": the median over the timed cases of each case's median clock-probe reading over
+  // its kept samples (GPU bench); "rated": the device's rated SM clock (CUDA without a bench);
+  // "": none (the host backend).
+  double sm_clock_mhz = 0;
+  std::string sm_clock_source;
 };
 
 // Host backend: which lines of the candidate's source its runs reached (the compiler's coverage
@@ -294,6 +349,14 @@ struct Verdict {
   bool baseline_timed = false;
   std::vector<LaunchResources> resources;
   std::optional<std::uint64_t> memory_bytes, ref_memory_bytes;
+  Provenance provenance;
+  // Bench: the pooled latency distributions and the SLO (null until bench times a case).
+  std::optional<Latency> latency;
+  // What judging cost: the check's wall time in kjudge, and the candidate's own runs in it
+  // (CUDA: from their launches to their end, in the worker; host: their CPU time), summed.
+  struct JudgeTime {
+    double wall_ms = 0, candidate_ms = 0;
+  } judge_time;
 
   // Fill outcome, reason, message and first_failing_case from the cases, in canonical order.
   void finalize();

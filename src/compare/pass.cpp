@@ -411,7 +411,10 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
   f.output = spec.name;
   f.count = n;
 
-  PassSummary pass = source.run(p, nullptr, !in.exact_percentiles);
+  // The histograms only where percentiles will be wanted whatever the verdict; a failing
+  // output without them gets a second pass below.
+  const bool histograms_now = !in.exact_percentiles && statistics_wanted(in, false);
+  PassSummary pass = source.run(p, nullptr, histograms_now);
   cmp_stats w = pass.whole;
   PolicyPart r;
   cmp_severity worst = w.worst, worst_bad = w.worst_bad;
@@ -616,14 +619,21 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
     f.first.push_back(report(w.first[k]));
   if (worst.index != detail::cmp_none) f.worst = report(worst.index);
 
-  if (in.exact_percentiles) {
+  const bool fails = w.nonfinite > 0 || w.mismatch > 0 || !r.pass;
+  if (!statistics_wanted(in, fails)) {
+    f.stats.made = false;
+  } else if (in.exact_percentiles) {
     f.stats = source.exact_statistics(p);
   } else {
+    // The statistics from a pass that counted the bins (the verdict pass may keep no maxima
+    // of them either).
+    const PassSummary counted = histograms_now ? pass : source.run(p, nullptr, true);
     f.stats.binned = true;
-    const double* b = pass.binned.value;
-    f.stats.abs = {b[0], b[1], b[2], w.max_abs};
-    f.stats.rel = {b[3], b[4], b[5], w.max_rel};
-    f.stats.ulp = {b[6], b[7], b[8], w.max_ulp};
+    const double* b = counted.binned.value;
+    const cmp_stats& s = counted.whole;
+    f.stats.abs = {b[0], b[1], b[2], s.max_abs};
+    f.stats.rel = {b[3], b[4], b[5], s.max_rel};
+    f.stats.ulp = {b[6], b[7], b[8], s.max_ulp};
   }
 
   f.nonfinite = w.nonfinite;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/case_disk_cache.hpp"
 #include "judge/case_oracle.hpp"
 #include "judge/check_settings.hpp"
 #include "judge/kernel_under_test.hpp"
@@ -34,6 +35,24 @@ public:
   // A run's outputs on the host, for the host comparator (on the host backend they are there).
   virtual void outputs_to_host(RunOutcome& run, const std::vector<Shape>& shapes) {
     (void)run, (void)shapes;
+  }
+  // The case's golden and reference on the host, for the host comparator (the CUDA oracle keeps
+  // them on the device until then). Called on the check's own thread.
+  virtual void complete_host_copies(const CaseData& data) { (void)data; }
+  // The on-disk tier of the case cache (case_disk_cache.hpp). What of the machine decides this
+  // backend's cases beyond the problem and kjudge's build (the device model, the architecture
+  // and the compiler the reference is built with); empty: cases are not stored on disk.
+  virtual std::string case_identity() const { return {}; }
+  // The case's bytes for the disk (its device tensors downloaded): everything but the bench's
+  // timings; nullopt: not stored.
+  virtual std::optional<std::string> encode_case(const CaseData& data) {
+    (void)data;
+    return std::nullopt;
+  }
+  // The case back from its image, where this backend keeps it (uploaded); nullopt: unusable.
+  virtual std::optional<CaseData> decode_case(CaseImage image) {
+    (void)image;
+    return std::nullopt;
   }
   // The findings of two clean runs that left the same bytes, made where their outputs lie;
   // nullopt: judge them on the host. Throws SpecError as compare_output does.

@@ -3,8 +3,12 @@
 // on the GPU the timing loop runs in the check once every case passed (CheckOptions::gpu_timing,
 // judge/cuda/timing_loop.hpp); on the host backend the timed runs are made like the two judged runs of a
 // case (CheckOptions::timed_runs). Either way every timed output is judged, so a time is only
-// ever a time of right answers. Here: the choice of backend and the verdict's runtime figures
-// from the cases' timings.
+// ever a time of right answers. With --against (the configuration tier) the check already holds
+// every output to the old kernel's bits, and both ride the same paths again: the case loop and
+// the timing loop time the old kernel beside the candidate. Here: the choice of backend, the
+// verdict's runtime figures from the cases' timings, the pooled latency distributions and the
+// SLO, and the SM clock the times were taken at.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -14,16 +18,36 @@
 
 namespace kj {
 
-Verdict unloadable_candidate_verdict(const Problem& problem, const std::string& candidate,
-                                     const std::string& message) {
+void record_problem_dtypes(const Problem& problem, Verdict& v) {
+  v.provenance.inputs.clear();
+  v.provenance.outputs.clear();
+  for (const InputSpec& in : problem.inputs)
+    v.provenance.inputs.push_back({in.name, std::string(dtype_name(in.dtype))});
+  for (const OutputSpec& out : problem.outputs)
+    v.provenance.outputs.push_back({out.name, std::string(dtype_name(out.dtype))});
+}
+
+namespace {
+
+// A verdict decided before anything ran: the manifest names the problem and the candidate.
+Verdict verdict_before_running(const Problem& problem, const std::string& candidate, Reason reason,
+                               const std::string& message) {
   Verdict v;
   v.manifest.problem = problem.name;
   v.manifest.problem_hash = problem.hash;
   v.manifest.candidate = candidate;
-  v.reason = Reason::launch_error;
+  record_problem_dtypes(problem, v);
+  v.reason = reason;
   v.message = message;
   v.finalize();
   return v;
+}
+
+} // namespace
+
+Verdict unloadable_candidate_verdict(const Problem& problem, const std::string& candidate,
+                                     const std::string& message) {
+  return verdict_before_running(problem, candidate, Reason::launch_error, message);
 }
 
 namespace {
@@ -81,9 +105,76 @@ void summarize_timings(const Problem& problem, Verdict& v) {
   if (floor_ms > 0) v.fraction_of_floor = floor_ms / candidate_ms;
 }
 
+// The GPU bench's measured SM clock, which replaces the rated one in the provenance: the median
+// over the timed cases of each case's median clock (the probes of its kept rounds).
+void record_measured_clock(Verdict& v) {
+  std::vector<double> clocks;
+  for (const CaseFinding& c : v.cases)
+    if (c.timing && c.timing->sm_clock_mhz > 0) clocks.push_back(c.timing->sm_clock_mhz);
+  if (clocks.empty()) return;
+  v.provenance.sm_clock_mhz = sample_stats(clocks).median;
+  v.provenance.sm_clock_source = "measured";
+}
+
+// The latencies of every timed run of every timed case, pooled: the candidate's, and with
+// --against the old kernel's (an ERROR(internal) where a timed case lacks them: a backend that
+// did not time it must not let the verdict look complete). Then the SLO: a candidate p99 over
+// it fails the bench as a run past its deadline does, FAIL(timeout).
+void judge_latency(const BenchOptions& options, Verdict& v) {
+  std::vector<double> candidate_ms, against_ms;
+  for (const CaseFinding& c : v.cases) {
+    if (!c.timing) continue;
+    if (options.check.against && c.timing->against_ms.empty()) {
+      v.reason = Reason::internal;
+      v.message = fmt::format("the --against kernel was not timed beside the candidate on case "
+                              "{}",
+                              c.case_id);
+      v.finalize();
+      return;
+    }
+    candidate_ms.insert(candidate_ms.end(), c.timing->candidate_ms.begin(),
+                        c.timing->candidate_ms.end());
+    against_ms.insert(against_ms.end(), c.timing->against_ms.begin(), c.timing->against_ms.end());
+  }
+  if (candidate_ms.empty()) return;
+  Latency& l = v.latency.emplace();
+  l.candidate = latency_distribution(std::move(candidate_ms));
+  if (options.check.against) l.against = latency_distribution(std::move(against_ms));
+  l.slo_p99_ms = options.slo_p99_ms;
+  if (l.slo_met()) return;
+  v.reason = Reason::timeout;
+  v.message = fmt::format("p99 latency {:.4g} ms is over the SLO of {:.4g} ms (--slo-p99), over {} "
+                          "timed runs",
+                          l.candidate.p99, *l.slo_p99_ms, l.candidate.n);
+  v.finalize();
+}
+
 } // namespace
 
+LatencyDistribution latency_distribution(std::vector<double> samples) {
+  LatencyDistribution d;
+  if (samples.empty()) return d;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  // Rank ceil(q n) in integers, so that p99 of 100 samples is the 99th, not one past it.
+  auto at_percent = [&](std::size_t percent) {
+    const std::size_t rank = (percent * n + 99) / 100;
+    return samples[std::clamp<std::size_t>(rank, 1, n) - 1];
+  };
+  d.p50 = at_percent(50);
+  d.p90 = at_percent(90);
+  d.p99 = at_percent(99);
+  d.max = samples.back();
+  d.n = static_cast<int>(n);
+  return d;
+}
+
 Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOptions& options) {
+  if (options.slo_p99_ms && !(std::isfinite(*options.slo_p99_ms) && *options.slo_p99_ms > 0)) {
+    return verdict_before_running(
+        problem, candidate.path.string(), Reason::spec_error,
+        fmt::format("--slo-p99: {} is not a positive number of milliseconds", *options.slo_p99_ms));
+  }
   CheckOptions o = options.check;
   std::string why;
   const bool gpu =
@@ -97,6 +188,9 @@ Verdict bench(const Problem& problem, const Candidate& candidate, const BenchOpt
   }
   Verdict v = check(problem, candidate, o);
   v.timer = gpu ? "cuda_events" : "host_cpu";
+  if (v.outcome != Outcome::pass) return v;
+  record_measured_clock(v);
+  judge_latency(options, v);
   if (v.outcome == Outcome::pass) summarize_timings(problem, v);
   return v;
 }

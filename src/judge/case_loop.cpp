@@ -52,6 +52,7 @@ struct CaseRuns {
   std::optional<std::vector<OutputFinding>> judged;
   std::vector<RunOutcome> timed;    // bench: the timed runs after them
   std::vector<double> reference_ms; // bench: the reference's timed runs
+  std::vector<double> against_ms;   // bench --against: the old kernel's, one after each timed run
   bool stopped_early = false;       // bench: timing stopped (not_worth_timing)
 };
 
@@ -79,18 +80,12 @@ struct CaseRunning {
   bool judge_in_place(CaseRuns& g, const CaseData& data);
 };
 
-// The case's inputs, golden and reference: from the cache, else made by the oracle (and kept).
+// The case's inputs, golden and reference: from a cache tier, else made by the oracle (and kept).
 std::shared_ptr<const CaseData> CaseRunning::case_data(const Case& c) {
-  CaseCache* cache = loop.cache;
-  const std::string key = loop.cache_key + c.id;
-  if (cache)
-    if (auto hit = cache->find(key)) return hit;
-  auto made = [&] {
+  return loop.cases.case_data(c, loop.backend, [&] {
     const PhaseTrace::Scope timed(*loop.settings.trace, "oracle case (inputs, golden, reference)");
-    return std::make_shared<const CaseData>(loop.backend.oracle().prepare(c));
-  }();
-  if (cache) cache->insert(key, made, made->resident_bytes());
-  return made;
+    return loop.backend.oracle().prepare(c);
+  });
 }
 
 CaseRuns CaseRunning::run_case(const Case& c) {
@@ -108,7 +103,7 @@ CaseRuns CaseRunning::run_case(const Case& c) {
     shared = case_data(c);
   } catch (const SpecError& e) {
     // The reference may have lost the CUDA context: start afresh.
-    if (loop.cache) loop.cache->clear();
+    loop.cases.forget_memory();
     return stopped_case(std::move(g), Reason::spec_error, e.what());
   }
   const CaseData& data = *shared;
@@ -182,6 +177,15 @@ CaseRuns CaseRunning::run_case(const Case& c) {
     }
     timed_ms.push_back(r.cpu_ms);
     g.timed.push_back(std::move(r));
+    // The old kernel right after, on the same inputs: both distributions under the same load.
+    if (KernelUnderTest* against = loop.against) {
+      const RunOutcome old = against->timed_run(c, data, run % 2);
+      if (old.reason != Reason::none)
+        return stopped_case(std::move(g), Reason::spec_error,
+                            fmt::format("the --against kernel fails its timed run {} of {}: {}: {}",
+                                        run + 1, timed_runs, reason_name(old.reason), old.message));
+      g.against_ms.push_back(old.cpu_ms);
+    }
     if (not_worth_timing(timed_ms, data.reference_cpu_ms)) {
       g.stopped_early = true;
       break;
@@ -190,6 +194,7 @@ CaseRuns CaseRunning::run_case(const Case& c) {
   if (timed) g.reference_ms = data.reference_cpu_ms;
   if (!g.done.empty()) {
     if (!judge_in_place(g, data)) {
+      loop.backend.complete_host_copies(data);
       const PhaseTrace::Scope copied(*loop.settings.trace, "outputs copied to the host");
       for (auto* outcomes : {&g.done, &g.timed})
         for (RunOutcome& r : *outcomes)
@@ -237,7 +242,7 @@ CompareInputs RunJudging::compare_inputs(const CaseRuns& g, std::size_t o,
                                          const HostTensor& actual) const {
   return host_compare_inputs(problem, o, *g.data, actual,
                              loop.against ? &g.old_outputs : nullptr,
-                             loop.settings.asked.exact_percentiles);
+                             extras_asked(loop.settings.asked));
 }
 
 JudgedCase RunJudging::judge_runs(CaseRuns g) const {
@@ -316,6 +321,7 @@ void RunJudging::judge_timed_runs(const CaseRuns& g, CaseFinding& f) const {
   for (const RunOutcome& r : g.timed)
     t.candidate_ms.push_back(r.cpu_ms);
   t.reference_ms = g.reference_ms;
+  t.against_ms = g.against_ms;
   t.stopped_early = g.stopped_early;
   f.timing = std::move(t);
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "judge/backend.hpp"
-#include "judge/case_cache.hpp"
+#include "judge/case_disk_cache.hpp"
 #include "kjudge/verdict.hpp"
 
 namespace kj::judge {
@@ -21,8 +21,8 @@ struct CaseLoop {
   CheckBackend& backend;
   KernelUnderTest& candidate;
   KernelUnderTest* against = nullptr; // the --against kernel: outputs judged bit-exactly
-  CaseCache* cache = nullptr;         // cases of earlier checks, under cache_key + the case id
-  std::string cache_key;
+  // The oracle's cases: from the memory tier, the disk tier, or made (and kept where allowed).
+  CaseSource& cases;
 };
 
 struct JudgedCases {

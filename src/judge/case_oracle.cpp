@@ -75,6 +75,12 @@ std::uint64_t CaseData::resident_bytes() const {
   for (const auto* buffers : {&device_golden, &device_reference})
     for (const DeviceBuffer& b : *buffers)
       n += b.bytes();
+  if (golden.empty()) // host copies still to make
+    for (const DeviceBuffer& b : device_golden)
+      n += b.bytes();
+  if (reference.empty())
+    for (const DeviceBuffer& b : device_reference)
+      n += b.bytes();
   return n;
 }
 

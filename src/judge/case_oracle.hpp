@@ -33,8 +33,12 @@ struct CaseData {
   // (both backends) and on the device (CUDA); empty for the other outputs.
   std::vector<HostTensor> initial;
   std::vector<DeviceBuffer> device_initial;
-  std::vector<HostTensor> golden;    // per output, f64; empty when the golden is not needed
-  std::vector<HostTensor> reference; // per output, in its dtype
+  // Per output, on the host: the golden (f64; empty when the golden is not needed) and the
+  // reference (in its dtype). The CUDA oracle makes them on the device and copies them here
+  // only when a host comparison needs them (CheckBackend::complete_host_copies, on the thread
+  // that owns the context before any reader sees the case), hence mutable in a shared case.
+  mutable std::vector<HostTensor> golden;
+  mutable std::vector<HostTensor> reference;
   double reference_s = 0;            // the reference's launches: wall time; host: CPU time
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   double reference_ms = 0;           // GPU bench visit: the reference's run, timed by events
@@ -50,7 +54,8 @@ struct CaseData {
   // demonstrates).
   std::vector<DeviceBuffer> device_golden, device_reference;
   std::uint64_t input_bytes() const;
-  // Every byte the case holds, host and device: what keeping it in a cache costs.
+  // Every byte the case holds, host and device, counting host copies of the device's golden
+  // and reference whether made yet or not: what keeping it in a cache costs.
   std::uint64_t resident_bytes() const;
 };
 

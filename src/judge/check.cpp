@@ -6,10 +6,14 @@
 // asked for the CUDA backend on a machine without a usable GPU, or for a kernel the host backend
 // cannot run, is a SKIP.
 #include <algorithm>
+#include <chrono>
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -41,6 +45,7 @@ struct VerdictDraft {
   const Candidate& candidate;
   const CheckOptions& options;
   Verdict v;
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   VerdictDraft(const Problem& p, const Candidate& c, const CheckOptions& o)
       : problem(p), candidate(c), options(o) {
@@ -48,10 +53,14 @@ struct VerdictDraft {
     v.manifest.problem_hash = p.hash;
     v.manifest.candidate = c.path.string();
     v.manifest.candidate_hash = sha256_hex(c.source.text);
+    record_problem_dtypes(p, v);
   }
 
   Verdict assembled() {
     v.finalize();
+    v.judge_time.wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
     if (v.first_failing_case) {
       v.replay_command =
           fmt::format("kjudge check {} --candidate {} --case {}", shell_quote(problem.dir.string()),
@@ -94,6 +103,34 @@ struct VerdictDraft {
     return assembled(); // no cases and no reason: SKIP
   }
 };
+
+// The NVIDIA kernel module's release ("580.65.06"): the first word of
+// /proc/driver/nvidia/version's first line that starts with a digit and holds a dot (the line
+// reads "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.65.06  Release Build
+// ..."); empty where there is no such file. The driver API gives only its CUDA version.
+std::string nvidia_driver_release() {
+  std::ifstream file("/proc/driver/nvidia/version");
+  std::string line, word;
+  std::getline(file, line);
+  std::istringstream words(line);
+  while (words >> word)
+    if (std::isdigit(static_cast<unsigned char>(word.front())) &&
+        word.find('.') != std::string::npos)
+      return word;
+  return "";
+}
+
+// The machine's facts the verdict's provenance gives on the CUDA backend: the driver's release
+// and the rated SM clock (the manifest's `clocks`, "1980 MHz", as the CUDA backend writes it),
+// which a GPU bench replaces by the clock it measured.
+void record_cuda_provenance(Verdict& v) {
+  v.provenance.driver_release = nvidia_driver_release();
+  const double rated = std::strtod(v.manifest.clocks.c_str(), nullptr);
+  if (rated > 0) {
+    v.provenance.sm_clock_mhz = rated;
+    v.provenance.sm_clock_source = "rated";
+  }
+}
 
 // The test switches in force, the device header's folder, the worker executable, and the
 // backend's per-run limits and time budget. Returns why the check cannot go on (ERROR(internal)).
@@ -290,12 +327,45 @@ void fail_cases_not_run(const JudgedCases& judged, const CheckSettings& settings
 }
 
 // Cases kept between checks: not for timed runs (the reference is timed afresh), nor under the
-// isolation switch (whose expected outputs stay allocated for the candidate to find).
+// isolation switch (whose expected outputs stay allocated for the candidate to find). The rule
+// holds for both tiers; the GPU bench's check pass is untimed (the timing loop makes its own
+// visits afterwards), so it reads its cases from the disk tier like `check`.
+bool cases_may_be_kept(const CheckSettings& settings) {
+  return settings.asked.timed_runs == 0 && settings.defences.isolation;
+}
 CaseCache* usable_case_cache(const CheckSettings& settings) {
+  return cases_may_be_kept(settings) ? settings.asked.case_cache.get() : nullptr;
+}
+
+// The check's source of cases: the memory tier `memory` (perhaps dropped by the backend), then
+// the folder of CheckOptions::case_cache_dir where the backend can store cases.
+CaseSource make_case_source(const CheckSettings& settings, const Problem& problem,
+                            const CheckBackend& backend, CaseCache* memory, const Verdict& v) {
   const CheckOptions& asked = settings.asked;
-  return asked.case_cache && asked.timed_runs == 0 && settings.defences.isolation
-             ? asked.case_cache.get()
-             : nullptr;
+  const std::string backend_id(backend_name(settings.backend));
+  CaseKeyParts key{case_cache_build_id(), problem.hash, backend_id, {},
+                   !asked.against.has_value(), v.defences_disabled};
+  std::unique_ptr<CaseDiskCache> disk;
+  if (!asked.case_cache_dir.empty() && cases_may_be_kept(settings)) {
+    key.identity = backend.case_identity();
+    if (!key.identity.empty())
+      disk = std::make_unique<CaseDiskCache>(asked.case_cache_dir, asked.case_cache_dir_bytes);
+  }
+  return CaseSource(memory,
+                    fmt::format("{}|{}|{}|{}|", problem.hash, backend_id, asked.device,
+                                !asked.against.has_value()),
+                    std::move(disk), std::move(key), problem);
+}
+
+// What the check's cases came from, into the manifest (`case_cache` in JSON).
+void record_case_sources(const CaseSourceCounts& n, Verdict& v) {
+  Manifest& m = v.manifest;
+  m.case_cache_hits = n.hits;
+  m.case_cache_misses = n.misses;
+  m.case_cache_disk_hits = n.disk_hits;
+  m.case_cache_disk_stored = n.disk_stored;
+  m.case_cache_disk_corrupt = n.disk_corrupt;
+  m.case_cache_disk_declined = n.disk_declined;
 }
 
 } // namespace
@@ -338,25 +408,24 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     }
     CaseCache* cache = usable_case_cache(settings);
     const std::unique_ptr<CheckBackend> backend = make_backend(settings, problem, cache, v);
+    if (settings.backend == Backend::cuda) record_cuda_provenance(v);
     backend->order_cases(cases);
     StartedKernels kernels = start_kernels(*backend, settings, problem, candidate, draft);
     if (kernels.early_end) return std::move(*kernels.early_end);
-    const CaseLoop loop{problem,
-                        settings,
-                        *backend,
-                        *kernels.candidate,
-                        kernels.against.get(),
-                        cache,
-                        fmt::format("{}|{}|{}|{}|", problem.hash, backend_name(settings.backend),
-                                    options.device, !options.against.has_value())};
+    settings.against_kernel = kernels.against.get();
+    CaseSource source = make_case_source(settings, problem, *backend, cache, v);
+    const CaseLoop loop{problem,    settings, *backend, *kernels.candidate, kernels.against.get(),
+                        source};
     JudgedCases judged = judge_cases(loop, cases);
     v.cases = std::move(judged.findings);
+    v.judge_time.candidate_ms = judged.spent_s * 1e3;
     fail_cases_not_run(judged, settings, cases, v);
     if (!judged.halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); })) {
       backend->reach_unrun_lines(loop, judged, cases, v);
       backend->time_public_cases(*kernels.candidate, cases, v);
     }
+    record_case_sources(source.counts(), v);
     std::move(excluded.begin(), excluded.end(), std::back_inserter(v.cases));
   } catch (const Error& e) {
     return draft.ended_by(e);

@@ -15,6 +15,8 @@
 
 namespace kj::judge {
 
+class KernelUnderTest;
+
 struct CheckSettings {
   explicit CheckSettings(const CheckOptions& options) : asked(options) {}
 
@@ -33,6 +35,9 @@ struct CheckSettings {
   // The check's start: the GPU bench's warm-up counts busy time from here (the check's own runs
   // keep the GPU busy).
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  // The --against kernel once started (null without --against): the GPU bench's timing loop
+  // times it beside the candidate (TimingLoop::against), as the case loop does on the host.
+  KernelUnderTest* against_kernel = nullptr;
 
   // The isolation switch: the CUDA worker's session runs inside the oracle's process.
   bool in_process() const { return !defences.isolation; }

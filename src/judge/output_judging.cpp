@@ -4,7 +4,7 @@
 namespace kj::judge {
 
 CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
-                           const CaseData& data, bool exact_percentiles) {
+                           const CaseData& data, FindingExtras extras) {
   CompareRules r;
   r.spec = &problem.outputs[o];
   r.tier = against ? Tier::exact : problem.tier;
@@ -12,17 +12,18 @@ CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
   r.signed_zero_strict = problem.signed_zero_strict;
   r.nan_in_inputs = data.nan_in_inputs;
   r.extreme_in_inputs = data.extreme_in_inputs;
-  r.exact_percentiles = exact_percentiles;
+  r.exact_percentiles = extras.exact_percentiles;
+  r.statistics = extras.statistics;
   return r;
 }
 
 CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const CaseData& data,
                                   const HostTensor& actual,
                                   const std::vector<HostTensor>* against_outputs,
-                                  bool exact_percentiles) {
+                                  FindingExtras extras) {
   CompareInputs in;
   static_cast<CompareRules&>(in) =
-      compare_rules(problem, o, against_outputs != nullptr, data, exact_percentiles);
+      compare_rules(problem, o, against_outputs != nullptr, data, extras);
   in.actual = &actual;
   if (against_outputs) {
     in.reference = &(*against_outputs)[o];
@@ -36,7 +37,7 @@ CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const C
 std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const CaseData& data,
                                                 const RunOutcome& run,
                                                 DeviceComparator& comparator, CUstream stream,
-                                                bool exact_percentiles) {
+                                                FindingExtras extras) {
   std::vector<OutputFinding> findings;
   for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
     const DType dtype = problem.outputs[o].dtype;
@@ -46,11 +47,11 @@ std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const Ca
       // is the f64 one compare_output takes.
       const HostTensor on_host = to_host(actual, data.output_shapes[o], stream);
       findings.push_back(compare_output(
-          host_compare_inputs(problem, o, data, on_host, nullptr, exact_percentiles)));
+          host_compare_inputs(problem, o, data, on_host, nullptr, extras)));
       continue;
     }
     DeviceCompareInputs in;
-    static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, exact_percentiles);
+    static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, extras);
     in.shape = data.output_shapes[o];
     in.actual = actual;
     in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};

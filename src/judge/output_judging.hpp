@@ -12,20 +12,30 @@
 #include "judge/kernel_under_test.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/device_compare.hpp"
+#include "kjudge/judge.hpp"
 #include "kjudge/spec.hpp"
 
 namespace kj::judge {
 
+// What a finding carries beyond what decides it: percentiles of passing outputs, exact ones
+// (CheckOptions::statistics, exact_percentiles). The bench's timed samples ask for neither.
+struct FindingExtras {
+  bool statistics = false, exact_percentiles = false;
+};
+inline FindingExtras extras_asked(const CheckOptions& asked) {
+  return {asked.statistics, asked.exact_percentiles};
+}
+
 // The rules output `o` is judged by: the problem's (or, against an --against kernel, bit-exact).
 CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
-                           const CaseData& data, bool exact_percentiles);
+                           const CaseData& data, FindingExtras extras);
 
 // What output `o`'s host comparison takes: `actual` against the case's golden and reference, or,
 // given the --against kernel's outputs, against its output bit-exactly.
 CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const CaseData& data,
                                   const HostTensor& actual,
                                   const std::vector<HostTensor>* against_outputs,
-                                  bool exact_percentiles);
+                                  FindingExtras extras);
 
 // The findings of a CUDA run's outputs (run.device_outputs) against the case's golden and
 // reference on the device: float outputs by the GPU comparator where they lie, integer ones
@@ -34,6 +44,6 @@ CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const C
 std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const CaseData& data,
                                                 const RunOutcome& run,
                                                 DeviceComparator& comparator, CUstream stream,
-                                                bool exact_percentiles);
+                                                FindingExtras extras);
 
 } // namespace kj::judge

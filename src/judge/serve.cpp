@@ -3,12 +3,16 @@
 // cache, and the loop. Judging itself is kj::check's and kj::bench's.
 #include "kjudge/serve.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <istream>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -33,7 +37,8 @@ const std::set<std::string>& known_fields() {
       "id",      "op",           "problem",        "candidate",         "source",
       "name",    "case",         "fail_fast",      "redact_hidden",     "runs",
       "backend", "exact_bounds", "race_detection", "exact_percentiles", "min_time",
-      "max_time", "noise",       "rotation"};
+      "max_time", "noise",       "rotation",       "stats",           "against",
+      "slo_p99"};
   return fields;
 }
 
@@ -100,6 +105,7 @@ struct CheckRequest {
   CheckOptions options;
   int runs = 10;
   TimingOptions timing; // the GPU bench's loop, as `kjudge bench --min-time ...` sets it
+  std::optional<double> slo_p99_ms; // bench: `kjudge bench --slo-p99`
   ReportOptions report;
 };
 
@@ -137,6 +143,19 @@ CheckRequest read_request(const json& request, const CheckOptions& defaults) {
       field<bool>(request, "exact_percentiles", "true or false").value_or(o.exact_percentiles);
   o.race_detection =
       field<bool>(request, "race_detection", "true or false").value_or(o.race_detection);
+  o.statistics = field<bool>(request, "stats", "true or false").value_or(o.statistics);
+  if (const auto old = field<std::string>(request, "against", "a string (the old kernel's path)")) {
+    std::error_code ec;
+    if (!fs::is_regular_file(*old, ec))
+      throw BadRequest(fmt::format("against '{}': no such file", *old));
+    o.against = *old;
+  }
+  if (const auto v = field<double>(request, "slo_p99", "a number of milliseconds")) {
+    if (!(*v > 0) || !std::isfinite(*v))
+      throw BadRequest("field 'slo_p99' must be a positive number of milliseconds");
+    if (r.op != "bench") throw BadRequest("field 'slo_p99' is for \"op\": \"bench\"");
+    r.slo_p99_ms = *v;
+  }
   r.runs = field<int>(request, "runs", "a number").value_or(10);
   if (r.runs < 1) throw BadRequest("field 'runs' must be at least 1");
   auto seconds = [&](const char* name, double& into) {
@@ -182,8 +201,9 @@ json Judge::handle(const json& request) {
       v = unloadable_candidate_verdict(p, r.name, e.what());
     }
     if (candidate)
-      v = r.op == "bench" ? bench(p, *candidate, BenchOptions{r.options, r.runs, r.timing})
-                          : check(p, *candidate, r.options);
+      v = r.op == "bench"
+              ? bench(p, *candidate, BenchOptions{r.options, r.runs, r.timing, r.slo_p99_ms})
+              : check(p, *candidate, r.options);
     v.manifest.kjudge_version = KJUDGE_VERSION;
     return {{"id", id}, {"verdict", to_json(v, r.report)}};
   } catch (const BadRequest& e) {
@@ -197,14 +217,21 @@ json Judge::handle(const json& request) {
 
 namespace {
 
-// A request line's answer: the judge's, or a bad_request for a line that is not JSON.
-json answer_to(Judge& judge, const std::string& line, long number) {
+// A request line, parsed; nullopt (and `answer` set) for a line that is not JSON.
+std::optional<json> parsed_request(const std::string& line, long number, json& answer) {
   try {
-    return judge.handle(json::parse(line));
+    return json::parse(line);
   } catch (const json::parse_error& e) {
-    return error_answer(nullptr, "bad_request",
-                        fmt::format("line {}: not JSON: {}", number, e.what()));
+    answer = error_answer(nullptr, "bad_request",
+                          fmt::format("line {}: not JSON: {}", number, e.what()));
+    return std::nullopt;
   }
+}
+
+bool is_bench_request(const json& request) {
+  if (!request.is_object()) return false;
+  const auto op = request.find("op");
+  return op != request.end() && op->is_string() && op->get<std::string>() == "bench";
 }
 
 void write_answer(std::ostream& out, const json& answer) {
@@ -212,10 +239,12 @@ void write_answer(std::ostream& out, const json& answer) {
   out << answer.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
 }
 
-// Requests spread over one judge per device, each on its own thread (its CUDA context is
+// Requests spread over `jobs` judges per device, each on its own thread (its CUDA context is
 // current there); the reader queues each request with its place in the stream, and whoever
-// finishes an answer writes every answer that is ready in order from the next one due.
-int serve_on_devices(std::istream& in, std::ostream& out, const ServeOptions& options) {
+// finishes an answer writes it (unordered) or every answer that is ready in order from the next
+// one due. On each device checks run side by side and a bench runs alone (a shared lock for a
+// check, an exclusive one for a bench), so no neighbour's kernels land in its timings.
+int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& options) {
   struct Request {
     long place = 0, line_number = 0;
     std::string line;
@@ -229,6 +258,10 @@ int serve_on_devices(std::istream& in, std::ostream& out, const ServeOptions& op
 
   auto finished = [&](long place, json answer) {
     const std::lock_guard<std::mutex> lock(mutex);
+    if (options.unordered) {
+      write_answer(out, answer);
+      return;
+    }
     ready.emplace(place, std::move(answer));
     for (auto it = ready.find(next_due); it != ready.end(); it = ready.find(next_due)) {
       write_answer(out, it->second);
@@ -236,26 +269,43 @@ int serve_on_devices(std::istream& in, std::ostream& out, const ServeOptions& op
       ++next_due;
     }
   };
+  const std::vector<int> devices =
+      options.devices.empty() ? std::vector<int>{options.defaults.device} : options.devices;
+  const int jobs = std::max(1, options.jobs);
+  std::map<int, std::shared_mutex> turns; // per device
+  for (const int device : devices)
+    turns[device];
   std::vector<std::thread> judges;
-  for (const int device : options.devices) {
-    judges.emplace_back([&, device] {
-      ServeOptions own = options;
-      own.devices.clear();
-      own.defaults.device = device;
-      Judge judge(std::move(own));
-      for (;;) {
-        Request r;
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          more.wait(lock, [&] { return !queue.empty() || input_ended; });
-          if (queue.empty()) return;
-          r = std::move(queue.front());
-          queue.pop_front();
+  for (const int device : devices)
+    for (int job = 0; job < jobs; ++job)
+      judges.emplace_back([&, device] {
+        ServeOptions own = options;
+        own.devices.clear();
+        own.jobs = 1;
+        own.defaults.device = device;
+        Judge judge(std::move(own));
+        for (;;) {
+          Request r;
+          {
+            std::unique_lock<std::mutex> lock(mutex);
+            more.wait(lock, [&] { return !queue.empty() || input_ended; });
+            if (queue.empty()) return;
+            r = std::move(queue.front());
+            queue.pop_front();
+          }
+          json answer;
+          if (const std::optional<json> request = parsed_request(r.line, r.line_number, answer)) {
+            if (is_bench_request(*request)) {
+              const std::unique_lock<std::shared_mutex> alone(turns[device]);
+              answer = judge.handle(*request);
+            } else {
+              const std::shared_lock<std::shared_mutex> beside(turns[device]);
+              answer = judge.handle(*request);
+            }
+          }
+          finished(r.place, std::move(answer));
         }
-        finished(r.place, answer_to(judge, r.line, r.line_number));
-      }
-    });
-  }
+      });
   std::string line;
   long place = 0;
   for (long number = 1; std::getline(in, line); ++number) {
@@ -279,13 +329,16 @@ int serve_on_devices(std::istream& in, std::ostream& out, const ServeOptions& op
 } // namespace
 
 int serve(std::istream& in, std::ostream& out, ServeOptions options) {
-  if (options.devices.size() > 1) return serve_on_devices(in, out, options);
+  if (options.devices.size() > 1 || options.jobs > 1) return serve_concurrently(in, out, options);
   if (options.devices.size() == 1) options.defaults.device = options.devices.front();
   Judge judge(std::move(options));
   std::string line;
   for (long number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    write_answer(out, answer_to(judge, line, number));
+    json answer;
+    if (const std::optional<json> request = parsed_request(line, number, answer))
+      answer = judge.handle(*request);
+    write_answer(out, answer);
   }
   return 0;
 }

@@ -212,6 +212,7 @@ public:
         out_ << '\n';
       }
     }
+    if (v.latency) print_latency(*v.latency, v.timer);
     if (v.runtime_ms) {
       out_ << fmt::format("runtime {} ms", num(*v.runtime_ms));
       if (v.ref_runtime_ms) out_ << fmt::format(" (reference {} ms)", num(*v.ref_runtime_ms));
@@ -296,6 +297,23 @@ private:
                         fmt::join(spans, ", "), added,
                         r.stopped.empty() ? "" : "; no more were added: " + r.stopped,
                         r.confidence());
+  }
+
+  // Bench: the pooled latency distributions, the old kernel's beside the candidate's, and the
+  // SLO's result, on one line (a canary's dashboard).
+  void print_latency(const Latency& l, const std::string& timer) {
+    auto distribution = [](const LatencyDistribution& d) {
+      return fmt::format("p50 {} ms, p90 {} ms, p99 {} ms, max {} ms (n {})", num(d.p50),
+                         num(d.p90), num(d.p99), num(d.max), d.n);
+    };
+    out_ << fmt::format("latency ({}, every timed run): candidate {}",
+                        timer == "cuda_events" ? "GPU time" : "CPU time",
+                        distribution(l.candidate));
+    if (l.against) out_ << "; --against kernel " << distribution(*l.against);
+    if (l.slo_p99_ms)
+      out_ << fmt::format("; SLO p99 <= {} ms: {}", num(*l.slo_p99_ms),
+                          l.slo_met() ? "met" : "MISSED");
+    out_ << '\n';
   }
 
   // The GPU bench's table: per timed case the medians, their spread and the floor, then the

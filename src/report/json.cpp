@@ -92,6 +92,101 @@ double worse_ratio(double a, double b) {
   return std::max(a, b);
 }
 
+json tensor_dtypes_json(const std::vector<TensorDtype>& tensors) {
+  json out = json::array();
+  for (const TensorDtype& t : tensors)
+    out.push_back({{"name", t.name}, {"dtype", t.dtype}});
+  return out;
+}
+
+json latency_distribution_json(const LatencyDistribution& d) {
+  return {{"p50_ms", json_number(d.p50)},
+          {"p90_ms", json_number(d.p90)},
+          {"p99_ms", json_number(d.p99)},
+          {"max_ms", json_number(d.max)},
+          {"n", d.n}};
+}
+
+json latency_json(const std::optional<Latency>& l) {
+  if (!l) return nullptr;
+  return {{"candidate", latency_distribution_json(l->candidate)},
+          {"against", l->against ? latency_distribution_json(*l->against) : json(nullptr)},
+          {"slo_p99_ms", optional_number(l->slo_p99_ms)},
+          {"slo_met", l->slo_p99_ms ? json(l->slo_met()) : json(nullptr)}};
+}
+
+// What one timed sample is, per timer (Verdict::timer).
+std::string_view sample_meaning(std::string_view timer) {
+  if (timer == "cuda_events")
+    return "the launch plan's GPU time between two CUDA events after an L2 flush, one per input "
+           "set per round, on the first case of each public shape set; kept after the warm-up, "
+           "rounds under 75% of the rated SM clock dropped";
+  return "the CPU time of one run's launches, summed over the host worker's threads that ran "
+         "blocks, on every public-class case of the host plan (--runs runs each, fewer when "
+         "stopped early)";
+}
+
+// The statistic and aggregation of every figure this verdict holds, each with its timer: what
+// the code computes (bench.cpp's summarize_timings and judge_latency, verdict.hpp's
+// sample_stats), so a reader of `runtime` knows it is a sum of medians, not a mean.
+json figures_json(const Verdict& v) {
+  json figures = json::object();
+  if (v.timer.empty()) return figures;
+  auto add = [&](const char* name, std::string_view statistic, std::string_view aggregation) {
+    figures[name] = {{"timer", v.timer}, {"statistic", statistic}, {"aggregation", aggregation}};
+  };
+  constexpr std::string_view kSumOverCases = "sum over the timed cases";
+  bool timed_case = false;
+  for (const CaseFinding& c : v.cases)
+    timed_case = timed_case || c.timing.has_value();
+  if (timed_case)
+    add("cases.timing",
+        "per series (candidate, reference, against, baseline_stats): median, quartiles (linear "
+        "interpolation between ranks), min, max and count of the case's samples",
+        "per timed case");
+  if (v.runtime_ms) add("runtime", "median of the candidate's samples of each timed case",
+                        kSumOverCases);
+  if (v.ref_runtime_ms) add("ref_runtime", "median of the reference's samples of each timed case",
+                            kSumOverCases);
+  if (v.runtime_ms && v.ref_runtime_ms)
+    add("speedup", "ref_runtime / runtime", "the ratio of the two sums of medians");
+  if (v.speedup_low && v.speedup_high)
+    add("speedup_ci",
+        "95% interval of the ratio of the sums of medians: speedup x [max(0, 1 - 1.96 r), 1 + "
+        "1.96 r], r = sqrt((se_runtime / runtime)^2 + (se_ref_runtime / ref_runtime)^2)",
+        "each sum's standard error: its medians' (1.2533 x IQR / 1.349 / sqrt(n)) in quadrature "
+        "over the timed cases");
+  if (v.fraction_of_floor)
+    add("fraction_of_floor", "the timed cases' physical floors summed, over runtime",
+        kSumOverCases);
+  if (v.baseline_runtime_ms) {
+    add("baseline_runtime",
+        "median of the baseline's samples of each timed case (timed), or its recorded ms",
+        kSumOverCases);
+    add("baseline_speedup", "baseline_runtime / runtime", "the ratio of the two sums");
+  }
+  if (v.latency)
+    add("latency",
+        "nearest-rank p50, p90 and p99 (the sample at rank ceil(q n)), max and count n",
+        "every timed run of every timed case pooled, per kernel (candidate, against)");
+  return figures;
+}
+
+// Where the verdict's figures come from (docs/cli.md "JSON reports"): the problem's dtypes, the
+// driver's release, the SM clock, and what each figure is.
+json provenance_json(const Verdict& v) {
+  const Provenance& p = v.provenance;
+  return {{"inputs", tensor_dtypes_json(p.inputs)},
+          {"outputs", tensor_dtypes_json(p.outputs)},
+          {"driver_release", p.driver_release},
+          {"sm_clock",
+           {{"mhz", p.sm_clock_mhz > 0 ? json_number(p.sm_clock_mhz) : json(nullptr)},
+            {"source", p.sm_clock_source.empty() ? json(nullptr) : json(p.sm_clock_source)}}},
+          {"timer", v.timer.empty() ? json(nullptr) : json(v.timer)},
+          {"sample", v.timer.empty() ? json(nullptr) : json(sample_meaning(v.timer))},
+          {"figures", figures_json(v)}};
+}
+
 }  // namespace
 
 json to_json(const Manifest& m) {
@@ -106,7 +201,14 @@ json to_json(const Manifest& m) {
           {"driver_version", m.driver_version},
           {"gpu", m.gpu},
           {"clocks", m.clocks},
-          {"case_budget", m.case_budget}};
+          {"case_budget", m.case_budget},
+          {"case_cache",
+           {{"hits", m.case_cache_hits},
+            {"misses", m.case_cache_misses},
+            {"disk_hits", m.case_cache_disk_hits},
+            {"disk_stored", m.case_cache_disk_stored},
+            {"disk_corrupt", m.case_cache_disk_corrupt},
+            {"disk_declined", m.case_cache_disk_declined}}}};
 }
 
 json to_json(const OutputFinding& f) {
@@ -140,11 +242,11 @@ json to_json(const OutputFinding& f) {
           {"overflows_excused", f.overflows_excused},
           {"first", std::move(first)},
           {"worst", f.worst ? element_json(*f.worst) : json(nullptr)},
-          {"stats",
-           {{"percentiles", f.stats.binned ? "binned" : "exact"},
-            {"abs", percentiles_json(f.stats.abs)},
-            {"rel", percentiles_json(f.stats.rel)},
-            {"ulp", percentiles_json(f.stats.ulp)}}},
+          {"stats", f.stats.made ? json{{"percentiles", f.stats.binned ? "binned" : "exact"},
+                                        {"abs", percentiles_json(f.stats.abs)},
+                                        {"rel", percentiles_json(f.stats.rel)},
+                                        {"ulp", percentiles_json(f.stats.ulp)}}
+                                  : json(nullptr)},
           {"bound",
            {{"policy", f.bound.policy},
             {"expected", f.bound.expected},
@@ -191,6 +293,10 @@ json to_json(const CaseFinding& c, const ReportOptions& options) {
               {"candidate_ms", t.candidate_ms},
               {"reference_ms", t.reference_ms},
               {"stopped_early", t.stopped_early}};
+    if (!t.against_ms.empty()) { // bench --against: the old kernel's runs beside
+      timing["against"] = to_json(sample_stats(t.against_ms));
+      timing["against_ms"] = t.against_ms;
+    }
     if (t.floor_ms > 0 || t.sm_clock_mhz > 0) { // the GPU's timing loop
       timing["throttled"] = t.throttled;
       timing["sm_clock_mhz"] = json_number(t.sm_clock_mhz);
@@ -283,6 +389,10 @@ json to_json(const Verdict& v, const ReportOptions& options) {
   return {
       {"schema_version", kJsonSchemaVersion},
       {"manifest", to_json(v.manifest)},
+      {"provenance", provenance_json(v)},
+      {"judge_time",
+       {{"wall_ms", json_number(v.judge_time.wall_ms)},
+        {"candidate_ms", json_number(v.judge_time.candidate_ms)}}},
       {"outcome", outcome_name(v.outcome)},
       {"reason", reason_name(v.reason)},
       {"class", fault_class(v.reason, v.outcome)},
@@ -327,6 +437,8 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"resources", std::move(resources)},
       {"memory_bytes", v.memory_bytes ? json(*v.memory_bytes) : json(nullptr)},
       {"ref_memory_bytes", v.ref_memory_bytes ? json(*v.ref_memory_bytes) : json(nullptr)},
+      // Bench: the pooled latency distributions and the SLO (null until bench times a case).
+      {"latency", latency_json(v.latency)},
       {"metadata",
        {{"reason", reason_name(v.reason)},
         {"message", message},

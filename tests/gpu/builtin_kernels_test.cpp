@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "gpu_test_support.hpp"
+#include "judge/defences.hpp"
+#include "judge/findings.hpp"
 #include "kjudge/builtin_kernels.hpp"
 #include "kjudge/detail/builtin_kernels.cuh"
 #include "kjudge/error.hpp"
@@ -523,6 +525,33 @@ TEST_F(Builtin, CountAllGivesEachCountsOwnResult) {
                                 : k().count_mismatched_bytes(counts[k_].a, counts[k_].b,
                                                              counts[k_].bytes, stream()),
               want[k_]);
+}
+
+// pattern_elements: the elements of each width that still hold the poison fill_pattern wrote,
+// as find_unwritten counts them on the host; an element with one byte changed, or one that
+// holds the other run's poison, is written.
+TEST_F(Builtin, PatternElementsCountsUnwrittenElementsOfEveryWidth) {
+  for (const DType dtype : {DType::f64, DType::f32, DType::bf16, DType::fp8e4m3}) {
+    const std::int64_t n = 10007;
+    const std::size_t width = dtype_size(dtype), bytes = static_cast<std::size_t>(n) * width;
+    const std::uint32_t poison = judge::poison_pattern(0, dtype);
+    DeviceBuffer buf(bytes);
+    k().fill_pattern(buf.ptr(), bytes, poison, stream());
+    std::int64_t written = 0;
+    for (std::int64_t i = 0; i < n; i += 13, ++written) // one byte of every 13th element
+      fill_bytes(buf.ptr() + static_cast<std::size_t>(i) * width + (i % 2 == 0 ? 0 : width - 1),
+                 0x12, 1, stream());
+    const auto count = [&](std::uint32_t pattern) {
+      return k().count_all({BuiltinKernels::pattern_elements(buf.ptr(), n, dtype, pattern)},
+                           stream())
+          .front();
+    };
+    EXPECT_EQ(count(poison), static_cast<std::uint64_t>(n - written)) << dtype_name(dtype);
+    EXPECT_EQ(count(judge::poison_pattern(1, dtype)), 0u) << dtype_name(dtype);
+    HostTensor host(dtype, {n});
+    copy_to_host(host.bytes().data(), buf.ptr(), bytes, stream());
+    EXPECT_EQ(judge::find_unwritten(host, poison, nullptr, 0).count, n - written) << dtype_name(dtype);
+  }
 }
 
 TEST_F(Builtin, PatternsOnALargeBuffer) {

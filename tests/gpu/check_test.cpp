@@ -484,7 +484,8 @@ struct CliRun {
 };
 
 // `kjudge ARGS...` with stdout captured (posix_spawn: this process may hold a CUDA context),
-// with `extra_env` ("NAME=value") added to this process's environment; stderr after stdout in
+// with `extra_env` ("NAME=value") added to this process's environment and XDG_CACHE_HOME in
+// the test's folder; stderr after stdout in
 // `out` with `with_stderr`, else dropped.
 CliRun kjudge(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {},
               bool with_stderr = false) {
@@ -503,6 +504,9 @@ CliRun kjudge(const std::vector<std::string>& args, const std::vector<std::strin
   else
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   std::vector<std::string> env_strings(extra_env);
+  // The caches a command line does not name (the case cache's default) in this test's folder,
+  // never in the user's home.
+  env_strings.push_back("XDG_CACHE_HOME=" + (temp_dir() / "xdg-cache").string());
   for (char** e = environ; *e != nullptr; ++e)
     env_strings.emplace_back(*e); // after extra_env: getenv takes the first of a name
   std::vector<char*> envp;

@@ -176,6 +176,32 @@ __global__ void count_differences(const unsigned char* a, const unsigned char* b
   if ((threadIdx.x & 31u) == 0u && local != 0u) atomicAdd(count, local);
 }
 
+// Elements of `a` (n of `width` bytes: 1, 2, 4 or 8, a aligned to it) whose bytes are all the
+// pattern aligned to a's start, added to *count: the elements a run's poison still fills.
+__global__ void count_pattern_elements(const unsigned char* a, unsigned long long n, int width,
+                                       unsigned int pattern, unsigned long long* count) {
+  unsigned long long local = 0;
+  const unsigned long long mask = width >= 8 ? ~0ull : (1ull << (8 * width)) - 1ull;
+  for (unsigned long long i = thread_index(); i < n; i += thread_count()) {
+    const unsigned long long at = i * static_cast<unsigned long long>(width);
+    const unsigned long long want =
+        (static_cast<unsigned long long>(kj::detail::pattern_word_at(pattern, at)) |
+         static_cast<unsigned long long>(kj::detail::pattern_word_at(pattern, at + 4)) << 32) &
+        mask;
+    unsigned long long got = 0;
+    switch (width) {
+    case 1: got = a[at]; break;
+    case 2: got = *reinterpret_cast<const unsigned short*>(a + at); break;
+    case 4: got = *reinterpret_cast<const unsigned int*>(a + at); break;
+    default: got = *reinterpret_cast<const unsigned long long*>(a + at); break;
+    }
+    local += got == want ? 1u : 0u;
+  }
+  for (int offset = 16; offset > 0; offset >>= 1)
+    local += __shfl_down_sync(0xffffffffu, local, offset);
+  if ((threadIdx.x & 31u) == 0u && local != 0u) atomicAdd(count, local);
+}
+
 // One thread busy for `cycles` SM clock cycles, then stamps[0] = the cycles it counted and
 // stamps[1] = the nanoseconds %globaltimer saw pass meanwhile: the bench's reading of the SM
 // clock, free of any launch latency.

@@ -494,7 +494,8 @@ judge_chunks_lean(compare_params params, const float* actual, const void* expect
   p.dtype = dt_f32;
   const int t = threadIdx.x, lane = t & 31;
   const bool histograms = hist != nullptr;
-  for (int k = t; k < static_cast<int>(cmp_histograms * lean_bins); k += cmp_threads)
+  // Without histograms the launch gives no dynamic shared memory: nothing is counted there.
+  for (int k = t; histograms && k < static_cast<int>(cmp_histograms * lean_bins); k += cmp_threads)
     lean_words[k] = 0u;
   if (t == 0) {
     reset(chunk_state[0]);
@@ -570,6 +571,10 @@ judge_chunks_lean(compare_params params, const float* actual, const void* expect
         }
         max_e = max_hd(max_e, e.err);
         sum_e = sum_e + mul(e.err, e.err); // (a zero term leaves the sum as it is)
+        // The statistics (maxima and bins of |c - x|, relative and ulp errors) only where the
+        // percentiles are wanted: the verdict pass needs none of them (pass.cpp takes a
+        // finding's statistics from a pass that counted the bins).
+        if (!histograms) continue;
         // error_statistics(dt_f32, cd, x, true, ...), from the f32 values: |c - x| rounded to f32
         // is |c - x| computed in f32 (one rounding of the exact difference), and the ulp of x a
         // power of two an f32 holds.
@@ -587,7 +592,7 @@ judge_chunks_lean(compare_params params, const float* actual, const void* expect
         max_rel = fmaxf(max_rel, q);
         const double u_err = mul(a, pow2i(150 - static_cast<int>(f32_field)));
         max_ulp = max_hd(max_ulp, u_err);
-        if (histograms) {
+        {
           emit(0, hist_key(a), 1u);
           emit(1, q <= 0x1.fffffep127f ? hist_key(static_cast<double>(q)) : big_key, 1u);
           const unsigned int key = hist_key(u_err);

@@ -95,7 +95,8 @@ std::string_view builtin_kernels_source() {
 const std::vector<std::string>& builtin_kernel_names() {
   static const std::vector<std::string> names = {
       "kj::builtin::generate", "kj::builtin::widen_to_f64", "kj::builtin::round_from_f64",
-      "kj::builtin::fill_pattern", "kj::builtin::count_differences", "kj::builtin::spin"};
+      "kj::builtin::fill_pattern", "kj::builtin::count_differences", "kj::builtin::spin",
+      "kj::builtin::count_pattern_elements"};
   return names;
 }
 
@@ -113,8 +114,9 @@ CompiledModule compile_trusted_module(std::string_view source, const std::string
   const std::string key = cuda_cache::cache_key(
       {cuda_cache::build_id(), cuda_cache::nvrtc_library_identity(),
        cuda_cache::pinned_header_set_hash(options.kjudge_include, {}), argv, file, names, src});
-  if (!options.cache_dir.empty()) {
-    if (auto hit = cuda_cache::load(options.cache_dir, key)) {
+  for (const auto& dir : {options.cache_dir, options.precompiled_dir}) {
+    if (dir.empty()) continue;
+    if (auto hit = cuda_cache::load(dir, key)) {
       hit->from_cache = true;
       return std::move(*hit);
     }
@@ -257,6 +259,7 @@ BuiltinKernels::BuiltinKernels(const CompileOptions& options) {
   fill_ = library_->function(module.kernels[3].lowered);
   count_ = library_->function(module.kernels[4].lowered);
   spin_ = library_->function(module.kernels[5].lowered);
+  count_elements_ = library_->function(module.kernels[6].lowered);
   counter_ = DeviceBuffer(kCounters * sizeof(unsigned long long));
 }
 
@@ -308,13 +311,22 @@ void BuiltinKernels::fill_pattern(CUdeviceptr dst, std::size_t bytes, std::uint3
 
 void BuiltinKernels::count_async(const ByteCount& c, CUdeviceptr counter, CUstream s) const {
   if (c.bytes == 0) return;
+  auto* counter_ptr = reinterpret_cast<unsigned long long*>(counter);
+  if (c.element_bytes > 0) {
+    const auto* a_ptr = reinterpret_cast<const unsigned char*>(c.a);
+    unsigned long long n = c.bytes / static_cast<std::size_t>(c.element_bytes);
+    int width = c.element_bytes;
+    unsigned int p = c.pattern;
+    void* params[] = {&a_ptr, &n, &width, &p, &counter_ptr};
+    launch_1d(count_elements_, n, params, s);
+    return;
+  }
   const bool against_pattern = c.b == 0;
   detail::byte_span span = split_span(c.a, against_pattern ? nullptr : &c.b, c.bytes);
   const auto* a_ptr = reinterpret_cast<const unsigned char*>(c.a);
   const auto* b_ptr = reinterpret_cast<const unsigned char*>(c.b);
   unsigned int p = c.pattern;
   int against = against_pattern ? 1 : 0;
-  auto* counter_ptr = reinterpret_cast<unsigned long long*>(counter);
   void* params[] = {&a_ptr, &b_ptr, &span, &p, &against, &counter_ptr};
   launch_1d(count_, span_work(span), params, s);
 }

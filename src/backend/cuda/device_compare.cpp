@@ -253,10 +253,14 @@ PassInputs device_pass_inputs(const DeviceCompareInputs& in) {
 
 } // namespace
 
+CompiledModule compile_compare_kernels(const CompileOptions& options) {
+  return compile_trusted_module(kernels_source, "kjudge_compare_kernels.cu", kernel_names(),
+                                options);
+}
+
 DeviceComparator::DeviceComparator(const DeviceInfo& device, const CompileOptions& options)
     : impl_(std::make_unique<Impl>()) {
-  const CompiledModule module =
-      compile_trusted_module(kernels_source, "kjudge_compare_kernels.cu", kernel_names(), options);
+  const CompiledModule module = compile_compare_kernels(options);
   KJ_EXPECTS(module.kernels.size() == kernel_names().size(), "one lowered name per kernel");
   impl_->device = device;
   impl_->library = std::make_unique<CudaLibrary>(module.cubin);

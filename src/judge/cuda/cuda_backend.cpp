@@ -35,6 +35,21 @@ public:
   void outputs_to_host(RunOutcome& run, const std::vector<Shape>& shapes) override {
     judge::outputs_to_host(run, problem_, shapes, context_->stream());
   }
+  void complete_host_copies(const CaseData& data) override {
+    oracle_->complete_host_copies(data);
+  }
+  // The device's model and compute capability, not its ordinal: any H200 makes the same cases.
+  std::string case_identity() const override {
+    const DeviceInfo& dev = context_->info();
+    return fmt::format("{} sm_{}{} | {}", dev.name, dev.cc_major, dev.cc_minor,
+                       oracle_->builds_identity());
+  }
+  std::optional<std::string> encode_case(const CaseData& data) override {
+    return oracle_->encode_case(data);
+  }
+  std::optional<CaseData> decode_case(CaseImage image) override {
+    return oracle_->decode_case(std::move(image));
+  }
   std::optional<std::vector<OutputFinding>>
   judge_in_place(const CaseData& data, const RunOutcome& first, const RunOutcome& second) override;
   void time_public_cases(KernelUnderTest& candidate, const std::vector<const Case*>& cases,
@@ -71,7 +86,9 @@ CudaBackend::CudaBackend(CheckSettings& settings, const Problem& problem, CaseCa
   compile.arch = dev.cc_major * 10 + dev.cc_minor;
   compile.kjudge_include = settings.kjudge_include;
   compile.cache_dir = asked.cache_dir;
+  compile.precompiled_dir = precompiled_kernels_dir(asked.self_exe);
   oracle_ = std::make_unique<CudaOracle>(problem, *context_, compile, !asked.against.has_value());
+  oracle_->set_trace(settings.trace);
   if (asked.gpu_comparator) comparator_ = std::make_unique<DeviceComparator>(dev, compile);
 }
 
@@ -96,8 +113,12 @@ std::optional<std::vector<OutputFinding>> CudaBackend::judge_in_place(const Case
         tensor_bytes(problem_.outputs[o].dtype, data.output_shapes[o])));
   for (const std::uint64_t differing : oracle_->builtins().count_all(counts, stream))
     if (differing != 0) return std::nullopt;
+  // An integer output is judged on the host (judge_device_outputs).
+  if (std::any_of(problem_.outputs.begin(), problem_.outputs.end(),
+                  [](const OutputSpec& o) { return !is_float(o.dtype); }))
+    oracle_->complete_host_copies(data);
   return judge_device_outputs(problem_, data, first, *comparator_, stream,
-                              settings_.asked.exact_percentiles);
+                              extras_asked(settings_.asked));
 }
 
 // The first case of each public shape set (identity transform, no special values) timed, its
@@ -113,7 +134,8 @@ void CudaBackend::time_public_cases(KernelUnderTest& candidate,
                         *settings_.asked.gpu_timing,
                         settings_.defences.regenerate,
                         settings_.trace,
-                        settings_.started};
+                        settings_.started,
+                        settings_.against_kernel};
   std::set<std::string> shape_sets;
   std::optional<DeviceRates> rates;
   for (const Case* c : cases) {

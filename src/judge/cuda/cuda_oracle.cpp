@@ -25,6 +25,7 @@ struct CudaOracle::Module {
   std::unique_ptr<CudaLibrary> library;
   std::map<std::string, CUfunction> functions; // by lowered name
   std::map<std::string, PlanKernel> kernels;   // by expression
+  std::string build_key;                       // CompiledModule::cache_key
 };
 
 CudaOracle::CudaOracle(const Problem& problem, const CudaContext& context,
@@ -63,6 +64,7 @@ std::unique_ptr<CudaOracle::Module> CudaOracle::compile_trusted(const KernelSour
     throw SpecError(file_location(src.path), fmt::format("the {} does not compile: {}\n{}", role,
                                                          e.what(), first_lines(e.log(), 20)));
   }
+  module->build_key = compiled.cache_key;
   try {
     module->library = std::make_unique<CudaLibrary>(compiled.cubin);
   } catch (const CudaError& e) {
@@ -136,10 +138,7 @@ void CudaOracle::make_plan_outputs(const CompiledPlan& plan, const Module& modul
   for (const auto& b : inputs)
     input_ptrs.push_back(b.ptr());
 
-  auto dtype_of = [&](std::size_t o) {
-    const DType d = problem_.outputs[o].dtype;
-    return golden && is_float(d) ? DType::f64 : d;
-  };
+  auto dtype_of = [&](std::size_t o) { return plan_output_dtype(o, golden); };
   std::vector<DeviceBuffer> outputs;
   std::vector<CUdeviceptr> output_ptrs;
   for (std::size_t o = 0; o < n_out; ++o) {
@@ -151,15 +150,7 @@ void CudaOracle::make_plan_outputs(const CompiledPlan& plan, const Module& modul
     for (std::size_t o = 0; o < n_out; ++o)
       prepare_output(o, output_ptrs[o], dtype_of(o), data, run);
   };
-  auto read_outputs = [&]() {
-    std::vector<HostTensor> host;
-    for (std::size_t o = 0; o < n_out; ++o) {
-      HostTensor t(dtype_of(o), data.output_shapes[o]);
-      copy_to_host(t.bytes().data(), outputs[o].ptr(), t.nbytes(), stream);
-      host.push_back(std::move(t));
-    }
-    return host;
-  };
+  auto read_outputs = [&] { return outputs_on_host(outputs, data, golden); };
 
   fill_outputs(0);
   if (visit) {
@@ -167,54 +158,91 @@ void CudaOracle::make_plan_outputs(const CompiledPlan& plan, const Module& modul
     double ms = 0;
     if (!golden) flush_l2();
     run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id, golden ? nullptr : &ms);
-    if (visit->host_copies) {
-      std::vector<HostTensor> host = read_outputs();
-      if (golden)
-        for (auto& t : host)
-          data.golden.push_back(t.dtype() == DType::f64 ? std::move(t) : t.converted(DType::f64));
-      else
-        data.reference = std::move(host);
-    }
+    if (visit->host_copies) keep_host_copies(data, golden, read_outputs());
     if (!golden) data.reference_ms = ms;
     (golden ? data.device_golden : data.device_reference) = std::move(outputs);
     return;
   }
   context_.synchronize();
   const auto start = std::chrono::steady_clock::now();
-  run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id);
+  {
+    const PhaseTrace::Scope timed(trace_, golden ? "oracle: golden run" : "oracle: reference run");
+    run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<HostTensor> host = read_outputs();
+  const PhaseTrace::Scope checks(trace_, "oracle: input and poison checks (device)");
 
+  // Its inputs as they were, and every output written: counted where they lie, so a case's
+  // tensors reach the host only when a host comparison needs them (complete_host_copies).
+  std::vector<BuiltinKernels::ByteCount> counts;
   for (std::size_t i = 0; i < n_in; ++i) {
     const std::size_t bytes =
         golden && is_float(problem_.inputs[i].dtype)
             ? static_cast<std::size_t>(checked_numel(data.input_shapes[i])) * 8
             : tensor_bytes(problem_.inputs[i].dtype, data.input_shapes[i]);
-    const std::uint64_t changed =
-        builtins_->count_mismatched_bytes(inputs[i].ptr(), pristine[i].ptr(), bytes, stream);
-    if (changed > 0)
-      throw SpecError({}, fmt::format("case {}: the {} writes its input '{}' ({} bytes changed)",
-                                      case_id, role, problem_.inputs[i].name, changed));
+    counts.push_back(BuiltinKernels::mismatched_bytes(inputs[i].ptr(), pristine[i].ptr(), bytes));
   }
-
-  host = checked_reference_outputs(problem_, role, case_id, data.output_shapes, golden,
-                                  std::move(host), [&] {
-                                    fill_outputs(1);
-                                    run_plan(plan, module, data, input_ptrs, output_ptrs, role,
-                                             case_id);
-                                    return read_outputs();
-                                  });
-
+  for (std::size_t o = 0; o < n_out; ++o)
+    if (problem_.outputs[o].init == InitRule::poison)
+      counts.push_back(BuiltinKernels::pattern_elements(
+          output_ptrs[o], checked_numel(data.output_shapes[o]), dtype_of(o),
+          poison_pattern(0, dtype_of(o))));
+  const std::vector<std::uint64_t> counted = builtins_->count_all(counts, stream);
+  for (std::size_t i = 0; i < n_in; ++i)
+    if (counted[i] > 0)
+      throw SpecError({}, fmt::format("case {}: the {} writes its input '{}' ({} bytes changed)",
+                                      case_id, role, problem_.inputs[i].name, counted[i]));
+  const bool poison_left = std::any_of(counted.begin() + static_cast<std::ptrdiff_t>(n_in),
+                                       counted.end(), [](std::uint64_t n) { return n > 0; });
+  if (poison_left) {
+    // Elements equal to the poison may be legitimate values: a second run with the other poison
+    // decides, on the host, and its outputs (now on the device too) are the case's.
+    std::vector<HostTensor> host = checked_reference_outputs(
+        problem_, role, case_id, data.output_shapes, golden, read_outputs(), [&] {
+          fill_outputs(1);
+          run_plan(plan, module, data, input_ptrs, output_ptrs, role, case_id);
+          return read_outputs();
+        });
+    keep_host_copies(data, golden, std::move(host));
+  }
   (golden ? data.device_golden : data.device_reference) = std::move(outputs);
+  if (!golden) data.reference_s = seconds;
+}
+
+void CudaOracle::keep_host_copies(const CaseData& data, bool golden,
+                                  std::vector<HostTensor> host) const {
   if (golden) {
     data.golden.clear();
     for (auto& t : host)
       data.golden.push_back(t.dtype() == DType::f64 ? std::move(t) : t.converted(DType::f64));
   } else {
     data.reference = std::move(host);
-    data.reference_s = seconds;
   }
+}
+
+DType CudaOracle::plan_output_dtype(std::size_t o, bool golden) const {
+  const DType d = problem_.outputs[o].dtype;
+  return golden && is_float(d) ? DType::f64 : d;
+}
+
+std::vector<HostTensor> CudaOracle::outputs_on_host(const std::vector<DeviceBuffer>& device,
+                                                    const CaseData& data, bool golden) const {
+  std::vector<HostTensor> host;
+  for (std::size_t o = 0; o < device.size(); ++o) {
+    HostTensor t(plan_output_dtype(o, golden), data.output_shapes[o]);
+    copy_to_host(t.bytes().data(), device[o].ptr(), t.nbytes(), context_.stream());
+    host.push_back(std::move(t));
+  }
+  return host;
+}
+
+void CudaOracle::complete_host_copies(const CaseData& data) const {
+  const PhaseTrace::Scope timed(trace_, "oracle: golden and reference copied to the host");
+  if (data.golden.size() != data.device_golden.size())
+    keep_host_copies(data, true, outputs_on_host(data.device_golden, data, true));
+  if (data.reference.size() != data.device_reference.size())
+    keep_host_copies(data, false, outputs_on_host(data.device_reference, data, false));
 }
 
 CaseData CudaOracle::prepare(const Case& c) { return make_case(c, 0, nullptr); }
@@ -374,12 +402,54 @@ CaseData CudaOracle::make_inputs(const Case& c, std::uint32_t visit) {
     data.master.push_back(std::move(master));
   }
   data.initial = initial_outputs(problem_, data, c, visit);
-  for (const HostTensor& t : data.initial) {
-    data.device_initial.emplace_back(std::max<std::size_t>(t.nbytes(), 1));
-    if (t.nbytes() > 0)
-      copy_to_device(data.device_initial.back().ptr(), t.bytes().data(), t.nbytes(), stream);
-  }
+  upload_initial(data);
   context_.synchronize();
+  return data;
+}
+
+DeviceBuffer CudaOracle::uploaded(const HostTensor& t) const {
+  DeviceBuffer b(std::max<std::size_t>(t.nbytes(), 1));
+  if (t.nbytes() > 0) copy_to_device(b.ptr(), t.bytes().data(), t.nbytes(), context_.stream());
+  return b;
+}
+
+void CudaOracle::upload_initial(CaseData& data) const {
+  for (const HostTensor& t : data.initial)
+    data.device_initial.push_back(uploaded(t));
+}
+
+std::string CudaOracle::builds_identity() const {
+  return fmt::format("reference {} golden {}", reference_module_->build_key,
+                     golden_module_ ? golden_module_->build_key : "-");
+}
+
+std::string CudaOracle::encode_case(const CaseData& data) const {
+  std::vector<HostTensor> master;
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
+    HostTensor t(problem_.inputs[i].dtype, data.input_shapes[i]);
+    copy_to_host(t.bytes().data(), data.master[i].ptr(), t.nbytes(), context_.stream());
+    master.push_back(std::move(t));
+  }
+  return encode_case_image(data, master, outputs_on_host(data.device_golden, data, true),
+                           outputs_on_host(data.device_reference, data, false));
+}
+
+std::optional<CaseData> CudaOracle::decode_case(CaseImage image) const {
+  const std::size_t n_out = problem_.outputs.size();
+  if (image.golden.size() != (need_golden_ ? n_out : 0)) return std::nullopt;
+  for (std::size_t o = 0; o < n_out; ++o)
+    if (image.reference[o].dtype() != plan_output_dtype(o, false) ||
+        (need_golden_ && image.golden[o].dtype() != plan_output_dtype(o, true)))
+      return std::nullopt;
+  CaseData data = std::move(image.frame);
+  for (const HostTensor& t : image.master)
+    data.master.push_back(uploaded(t));
+  upload_initial(data);
+  for (const HostTensor& t : image.golden)
+    data.device_golden.push_back(uploaded(t));
+  for (const HostTensor& t : image.reference)
+    data.device_reference.push_back(uploaded(t));
+  context_.synchronize(); // the host tensors go out of scope
   return data;
 }
 

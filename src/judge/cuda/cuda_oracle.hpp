@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 
+#include "judge/case_disk_cache.hpp"
 #include "judge/case_oracle.hpp"
 #include "judge/cuda/buffer_pool.hpp"
+#include "judge/trace.hpp"
 #include "kjudge/builtin_kernels.hpp"
 #include "kjudge/cublas.hpp"
 
@@ -45,6 +47,26 @@ public:
   // Write flush_bytes() bytes on the stream (the oracle's own buffer).
   void flush_l2();
 
+  // The case's golden and reference on the host (data.golden, data.reference), copied from the
+  // device where they are not there yet: a check makes them on the device only, and the host
+  // comparator (a case whose runs differ, an integer output) asks for them first. Only the
+  // thread that owns the CUDA context calls it, before handing the case to another thread.
+  void complete_host_copies(const CaseData& data) const;
+
+  // The on-disk case cache (judge/case_disk_cache.hpp). The reference's and golden's builds by
+  // their NVRTC keys (the compiler, the headers, the options and architecture, the source).
+  std::string builds_identity() const;
+  // The case's bytes: its master inputs, golden and reference downloaded (the golden in the
+  // plan's dtypes, f64 for float outputs), with the rest of encode_case_image's fields.
+  std::string encode_case(const CaseData& data) const;
+  // The case back on the device (master, initial values, golden, reference uploaded; the host
+  // copies of golden and reference made lazily as for a fresh case); nullopt when the image's
+  // dtypes are not this oracle's.
+  std::optional<CaseData> decode_case(CaseImage image) const;
+
+  // Where the oracle's time goes (KJUDGE_TRACE=1): its phases are added to `trace`.
+  void set_trace(PhaseTrace* trace) { trace_ = trace; }
+
   const BuiltinKernels& builtins() const { return *builtins_; }
   const CudaContext& context() const { return context_; }
   // Where the runs' output copies come from (RunOutcome::device_outputs).
@@ -70,6 +92,13 @@ private:
   };
   void make_plan_outputs(const CompiledPlan& plan, const Module& module, CaseData& data,
                          bool golden, const std::string& case_id, const Visit* visit = nullptr);
+  // Output o's dtype in the golden's plan (f64 for float outputs) or the reference's.
+  DType plan_output_dtype(std::size_t o, bool golden) const;
+  // A plan's outputs (`device`, one buffer per output) copied to the host.
+  std::vector<HostTensor> outputs_on_host(const std::vector<DeviceBuffer>& device,
+                                          const CaseData& data, bool golden) const;
+  // Host copies of the golden's (f64 for float outputs) or the reference's outputs kept.
+  void keep_host_copies(const CaseData& data, bool golden, std::vector<HostTensor> host) const;
   // The case's inputs for visit `visit_id`, then its golden and reference (`visit`: as a bench
   // visit makes them; null: as the check does).
   CaseData make_case(const Case& c, std::uint32_t visit_id, const Visit* visit);
@@ -84,6 +113,10 @@ private:
   // A visit's baseline run: on private copies of the inputs, after an L2 flush, timed.
   void time_baseline(CaseData& data, const std::string& case_id);
   CaseData make_inputs(const Case& c, std::uint32_t visit);
+  // data.device_initial from data.initial (one buffer per output, at least a byte).
+  void upload_initial(CaseData& data) const;
+  // A host tensor's copy on the device (at least a byte, so even an empty one has an address).
+  DeviceBuffer uploaded(const HostTensor& t) const;
 
   const Problem& problem_;
   const CudaContext& context_;
@@ -100,6 +133,7 @@ private:
   CompiledPlan baseline_;
   std::unique_ptr<Cublas> cublas_;
   std::string cublas_error_;
+  PhaseTrace* trace_ = nullptr;
 };
 
 } // namespace kj::judge

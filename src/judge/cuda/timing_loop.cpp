@@ -136,6 +136,7 @@ double floor_bytes(const Problem& problem, const CaseData& data) {
 KeptSamples drop_throttled(const std::vector<double>& candidate_ms,
                            const std::vector<double>& reference_ms,
                            const std::vector<double>& baseline_ms,
+                           const std::vector<double>& against_ms,
                            const std::vector<int>& round_of_sample,
                            const std::vector<double>& round_clock_mhz, double rated_mhz) {
   KeptSamples kept;
@@ -152,6 +153,7 @@ KeptSamples drop_throttled(const std::vector<double>& candidate_ms,
     kept.candidate_ms.push_back(candidate_ms[k]);
     kept.reference_ms.push_back(reference_ms[k]);
     if (!baseline_ms.empty()) kept.baseline_ms.push_back(baseline_ms[k]);
+    if (!against_ms.empty()) kept.against_ms.push_back(against_ms[k]);
     kept.clock_mhz.push_back(clock);
   }
   return kept;
@@ -184,7 +186,11 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
   };
 
   // The timed baseline, when the problem has one and it can be timed here.
-  if (problem.timed_baseline) {
+  if (problem.timed_baseline && loop.against) {
+    out.baseline_skip = fmt::format("the baseline '{}' is not timed beside an --against kernel: "
+                                    "its check needs the golden, which --against does not make",
+                                    problem.timed_baseline->name);
+  } else if (problem.timed_baseline) {
     try {
       if (std::optional<std::string> why = oracle.enable_baseline()) out.baseline_skip = *why;
     } catch (const SpecError& e) {
@@ -193,19 +199,24 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
   }
   const bool with_baseline = problem.timed_baseline && out.baseline_skip.empty();
 
-  // A run's findings against its own visit.
-  auto judge_run = [&](RunOutcome& run, const CaseData& visit) {
-    if (loop.comparator)
-      return judge_device_outputs(problem, visit, run, *loop.comparator, stream, false);
+  // A run's findings against its own visit: against its golden, or, given the --against
+  // kernel's run on the same visit, bit for bit against that (on the host, as the check does).
+  auto judge_run = [&](RunOutcome& run, const CaseData& visit, RunOutcome* old) {
+    if (!old && visit.device_golden.empty() && visit.golden.empty())
+      throw InternalError("a bench visit without a golden (the oracle makes none for --against) "
+                          "and no --against kernel to judge against: TimingLoop::against unset");
+    if (loop.comparator && !old)
+      return judge_device_outputs(problem, visit, run, *loop.comparator, stream, {});
     outputs_to_host(run, problem, visit.output_shapes, stream);
+    if (old) outputs_to_host(*old, problem, visit.output_shapes, stream);
     std::vector<OutputFinding> findings;
     for (std::size_t o = 0; o < problem.outputs.size(); ++o)
-      findings.push_back(compare_output(
-          host_compare_inputs(problem, o, visit, run.outputs[o], nullptr, false)));
+      findings.push_back(compare_output(host_compare_inputs(
+          problem, o, visit, run.outputs[o], old ? &old->outputs : nullptr, {})));
     return findings;
   };
 
-  std::vector<double> candidate_ms, reference_ms, baseline_ms, round_clock_mhz;
+  std::vector<double> candidate_ms, reference_ms, baseline_ms, against_ms, round_clock_mhz;
   std::vector<int> round_of_sample;
   const auto start = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> warm; // the end of the warm-up
@@ -234,6 +245,34 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
     std::vector<const CaseData*> view;
     for (const auto& v : visits)
       view.push_back(v.get());
+
+    // The --against kernel's runs, where the reference's were timed: the first round makes its
+    // sets, the others are timed. Its failure is the problem's, as in the check.
+    std::vector<RunOutcome> old_runs;
+    std::vector<double> old_ms;
+    if (loop.against) {
+      if (round == 0) {
+        for (int set = 0; set < rotation; ++set)
+          old_runs.push_back(
+              loop.against->run_on_set(c, *view[static_cast<std::size_t>(set)], 0, set));
+      } else {
+        TimedRound timed = loop.against->timed_round(c, view, round % 2, oracle.flush_bytes());
+        if (timed.reason != Reason::none)
+          return fail(Reason::spec_error, fmt::format("the --against kernel fails bench timed "
+                                                      "round {}: {}: {}",
+                                                      round, reason_name(timed.reason),
+                                                      timed.message));
+        old_runs = std::move(timed.runs);
+        old_ms = std::move(timed.ms);
+      }
+      for (std::size_t set = 0; set < old_runs.size(); ++set)
+        if (old_runs[set].reason != Reason::none)
+          return fail(Reason::spec_error,
+                      fmt::format("the --against kernel fails on bench input set {} (visit {}): "
+                                  "{}: {}",
+                                  set, visit_ids[set], reason_name(old_runs[set].reason),
+                                  old_runs[set].message));
+    }
 
     // The candidate's runs: the first round makes the sets (untimed), the others are timed.
     std::vector<RunOutcome> runs;
@@ -264,16 +303,21 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
       if (run.reason != Reason::none) return fail(run.reason, where + ": " + run.message);
       std::vector<OutputFinding> findings;
       try {
-        findings = judge_run(run, *view[set]);
+        findings = judge_run(run, *view[set], loop.against ? &old_runs[set] : nullptr);
       } catch (const SpecError& e) {
         return fail(Reason::spec_error, e.what());
+      } catch (const InternalError& e) {
+        return fail(Reason::internal, e.what());
       }
       for (std::size_t o = 0; o < findings.size(); ++o)
         if (!findings[o].pass())
           return fail(Reason::stale_output,
-                      fmt::format("{}: output '{}': {} ({}), where the check's runs passed", where,
-                                  problem.outputs[o].name, findings[o].message,
-                                  reason_name(findings[o].reason)));
+                      fmt::format("{}: output '{}': {} ({}{}), where the check's runs passed",
+                                  where, problem.outputs[o].name, findings[o].message,
+                                  reason_name(findings[o].reason),
+                                  loop.against ? ", against the --against kernel's run on the "
+                                                 "same visit"
+                                               : ""));
     }
     // The baseline's outputs of its first visit, held to the problem's own policy (a built-in
     // writes only its one output).
@@ -283,7 +327,7 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
       baseline_run.device_outputs = std::move(visits.front()->device_baseline);
       std::vector<OutputFinding> findings;
       try {
-        findings = judge_run(baseline_run, *view.front());
+        findings = judge_run(baseline_run, *view.front(), nullptr);
       } catch (const SpecError& e) {
         return fail(Reason::spec_error, e.what());
       }
@@ -318,13 +362,15 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
       candidate_ms.push_back(ms[set]);
       reference_ms.push_back(view[set]->reference_ms);
       if (with_baseline) baseline_ms.push_back(view[set]->baseline_ms.value_or(0));
+      if (loop.against) against_ms.push_back(old_ms[set]);
       round_of_sample.push_back(round);
     }
-    const KeptSamples kept = drop_throttled(candidate_ms, reference_ms, baseline_ms,
+    const KeptSamples kept = drop_throttled(candidate_ms, reference_ms, baseline_ms, against_ms,
                                             round_of_sample, round_clock_mhz, rated_mhz);
     double noise = std::max(median_noise(sample_stats(kept.candidate_ms)),
                             median_noise(sample_stats(kept.reference_ms)));
     if (with_baseline) noise = std::max(noise, median_noise(sample_stats(kept.baseline_ms)));
+    if (loop.against) noise = std::max(noise, median_noise(sample_stats(kept.against_ms)));
     const double timed_s = warm ? Seconds(now - *warm).count() : 0;
     const bool enough = timed_s >= loop.options.min_time_s &&
                         static_cast<int>(kept.candidate_ms.size()) >= loop.options.min_samples;
@@ -333,6 +379,7 @@ CaseBench time_case(const TimingLoop& loop, const Case& c, const DeviceRates& ra
       CaseTiming& t = out.timing;
       t.candidate_ms = kept.candidate_ms;
       t.reference_ms = kept.reference_ms;
+      t.against_ms = kept.against_ms;
       if (with_baseline) {
         t.baseline_samples_ms = kept.baseline_ms;
         t.baseline_ms = sample_stats(kept.baseline_ms).median;

@@ -17,6 +17,12 @@
 // - With a timed baseline (`[[baseline]]` plan or cuBLAS), every visit times it too, on that
 //   visit's inputs after the same flush; its outputs on the first visit are judged like the
 //   candidate's (a baseline that fails is the problem's fault: spec_error).
+// - With --against (TimingLoop::against), every visit also runs the old kernel, timed where the
+//   reference is (before the candidate, after the same flush), in its own worker's sets; the
+//   candidate's run on each visit is judged bit for bit against the old kernel's run on that
+//   visit (the oracle makes no golden then), and the old kernel's samples are kept and dropped
+//   with the others and count in the stopping rule. A timed baseline is not timed beside it
+//   (its check needs the golden).
 // The physical floor is the larger of two: the case's mandatory bytes at the best of the copy
 // and read bandwidths measured in the same run, and, where the problem declares floor_flops,
 // its FLOPs at the peak rate measured in the same run on the fastest unit a kernel of the
@@ -75,14 +81,16 @@ inline bool impossible_speed(double median_ms, double floor_ms) {
 // The samples kept once throttled rounds are dropped: the rounds whose clock is under 75% of the
 // device's rated clock (`rated_mhz`; 0 when the device does not say: the fastest clock seen).
 // `round_clock_mhz[r]` belongs to samples `round_of_sample == r`.
-// `baseline_ms` is empty without a timed baseline, else parallel to the others.
+// `baseline_ms` is empty without a timed baseline and `against_ms` without an --against kernel,
+// else each parallel to the others.
 struct KeptSamples {
-  std::vector<double> candidate_ms, reference_ms, baseline_ms, clock_mhz;
+  std::vector<double> candidate_ms, reference_ms, baseline_ms, against_ms, clock_mhz;
   int throttled = 0;
 };
 KeptSamples drop_throttled(const std::vector<double>& candidate_ms,
                            const std::vector<double>& reference_ms,
                            const std::vector<double>& baseline_ms,
+                           const std::vector<double>& against_ms,
                            const std::vector<int>& round_of_sample,
                            const std::vector<double>& round_clock_mhz, double rated_mhz);
 
@@ -96,6 +104,8 @@ struct TimingLoop {
   PhaseTrace* trace = nullptr;
   // Since when the GPU has been kept busy (the check's start): the warm-up counts from there.
   std::chrono::steady_clock::time_point busy_since = std::chrono::steady_clock::now();
+  // The --against kernel (CheckSettings::against_kernel), timed beside the candidate; null: none.
+  KernelUnderTest* against = nullptr;
 };
 
 // One case timed. reason none: `timing` holds the samples; otherwise the case's failure

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -97,6 +98,16 @@ CasePlan host_coverage_plan(const Problem& problem, const CaseOptions& options) 
 
 namespace {
 
+// The CPU's model name (/proc/cpuinfo): a stored case's key names the machine that made it.
+std::string cpu_model() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.starts_with("model name"))
+      if (const auto colon = line.find(':'); colon != std::string::npos)
+        return line.substr(colon + 1);
+  return "unknown CPU";
+}
+
 class HostBackend final : public CheckBackend {
 public:
   HostBackend(CheckSettings& settings, const Problem& problem, Verdict& v);
@@ -114,6 +125,20 @@ public:
     return runner;
   }
   void order_cases(std::vector<const Case*>& cases) override;
+  std::string case_identity() const override {
+    return fmt::format("cpu{} | {}", cpu_model(), oracle_->builds_identity());
+  }
+  // Every tensor of a host case is on the host already.
+  std::optional<std::string> encode_case(const CaseData& data) override {
+    return encode_case_image(data, data.host_master, data.golden, data.reference);
+  }
+  std::optional<CaseData> decode_case(CaseImage image) override {
+    CaseData data = std::move(image.frame);
+    data.host_master = std::move(image.master);
+    data.golden = std::move(image.golden);
+    data.reference = std::move(image.reference);
+    return data;
+  }
   void reach_unrun_lines(const CaseLoop& loop, const JudgedCases& judged,
                          const std::vector<const Case*>& cases, Verdict& v) override;
 

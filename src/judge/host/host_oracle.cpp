@@ -189,6 +189,11 @@ void HostOracle::make_plan_outputs(const CompiledPlan& plan, const HostBuiltModu
   }
 }
 
+std::string HostOracle::builds_identity() const {
+  return fmt::format("reference {} golden {}", reference_module_->shared_object.filename().string(),
+                     golden_module_ ? golden_module_->shared_object.filename().string() : "-");
+}
+
 CaseData HostOracle::prepare(const Case& c) {
   CaseData data = case_frame(problem_, c);
   const SpecialValues* special = c.special ? &*c.special : nullptr;

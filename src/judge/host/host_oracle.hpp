@@ -44,6 +44,10 @@ public:
   // `kjudge bench`: on public cases, run the reference this many more times, timed
   // (CaseData::reference_cpu_ms).
   void time_reference(int runs) { timed_runs_ = runs; }
+  // The reference's and golden's builds, by the names of their shared objects (content
+  // addressed: the compiler's version, the flags, the emulation header, the source): part of a
+  // stored case's key (CheckBackend::case_identity).
+  std::string builds_identity() const;
 
 private:
   void make_plan_outputs(const CompiledPlan& plan, const HostBuiltModule& module, CaseData& data,

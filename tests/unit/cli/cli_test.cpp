@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "judge/case_disk_cache.hpp"
 #include "kjudge/inputs.hpp"
 #include "kjudge/spec.hpp"
 #include "kjudge/tensor.hpp"
@@ -83,6 +84,15 @@ TEST(CliArgs, VersionAndHelp) {
 
 // KJ_TEST_DISABLE alone once gave an off-by-one kernel PASS: now the command refuses it, naming
 // the switch and the flag, before anything runs; serve refuses it whatever it is given.
+TEST(CliArgs, PrecompileKernelsRefusesWhatIsNotAnArchitecture) {
+  for (const char* bad : {"x", "9", "90a", "-1", "2000"}) {
+    const Result r = kjudge({"--precompile-kernels", bad});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_TRUE(contains(r.err, std::string("'") + bad + "' is not an architecture like 90"))
+        << r.err;
+  }
+}
+
 TEST(CliArgs, TestSwitchesWithoutTheUnsafeFlagExit2) {
   ::setenv("KJ_TEST_DISABLE", "poison,redzone", 1);
   const std::string trap = problem_dir("vector_add") + "/traps/off_by_one.cu";
@@ -144,6 +154,27 @@ TEST(CliArgs, BadArgumentsExit2WithAHint) {
   r = kjudge({"serve", "--no-spare-worker"});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--no-spare-worker")) << r.err;
+}
+
+// bench --slo-p99 takes a finite positive number of milliseconds; anything else is exit 2 before
+// anything runs, the option named on stderr.
+TEST(CliArgs, ABadSloP99Exits2NamingIt) {
+  const std::string basic = problem_dir("vector_add") + "/solutions/basic.cu";
+  for (const char* bad : {"0", "-1", "abc", "1ms", "nan", "inf", ""}) {
+    const auto r = kjudge({"bench", problem_dir("vector_add"), "--candidate", basic, "--against",
+                           basic, "--slo-p99", bad, "--backend", "host"});
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "--slo-p99")) << bad << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, std::string("must be a positive number of milliseconds, got '") +
+                                    bad + "'"))
+        << bad << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << bad;
+  }
+  // check has no SLO: it times nothing.
+  const auto r =
+      kjudge({"check", problem_dir("vector_add"), "--candidate", basic, "--slo-p99", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--slo-p99")) << r.err;
 }
 
 // ---- compare ----
@@ -373,6 +404,86 @@ TEST_F(Cli, TheSecretOfHiddenShapes) {
   ::setenv("KJUDGE_SECRET", "0123456789abcdef", 1);
   EXPECT_EQ(kjudge({"cases", softmax}).out, r.out);
   EXPECT_EQ(std::getenv("KJUDGE_SECRET"), nullptr);
+}
+
+// ---- cache ----
+
+// An NVRTC folder with two entries beside files that are not its own, and a case folder with
+// one entry and one declined marker, as the caches write them.
+TEST_F(Cli, CacheStatsAndClear) {
+  const fs::path nvrtc = path("nvrtc"), cases = path("cases");
+  fs::create_directories(nvrtc / "host");
+  std::ofstream(nvrtc / "aaaa.kjc") << std::string(1000, 'a');
+  std::ofstream(nvrtc / "bbbb.kjc") << std::string(2000, 'b');
+  std::ofstream(nvrtc / "notes.txt") << "not kjudge's";
+  std::ofstream(nvrtc / "host" / "x.so") << "a host build";
+  const kj::judge::CaseDiskCache disk(cases, std::uint64_t{1} << 30);
+  const std::string key(64, 'c');
+  ASSERT_TRUE(disk.store(key, 0.25, std::string(3000, 'p')));
+  disk.decline(std::string(64, 'd'));
+  const std::uint64_t entry_bytes = fs::file_size(cases / (key + ".kjcase"));
+  const std::vector<std::string> folders{"--cache", nvrtc.string(), "--case-cache-dir",
+                                         cases.string()};
+  auto cache = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "cache");
+    args.insert(args.end(), folders.begin(), folders.end());
+    return kjudge(args);
+  };
+
+  auto r = cache({"stats"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 2 entries, 0.0 MiB\n" +
+                       "case cache " + cases.string() +
+                       ": 1 entry, 0.0 MiB, 1 declined (read slower than made)\n" +
+                       "    cccccccccccccccc     0.0 MiB  made in 0.250 s\n");
+  r = cache({"stats", "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nvrtc_cache"],
+            (nlohmann::json{{"dir", nvrtc.string()}, {"entries", 2}, {"bytes", 3000}}));
+  EXPECT_EQ(j["case_cache"]["entries"], 1);
+  EXPECT_EQ(j["case_cache"]["bytes"], entry_bytes);
+  EXPECT_EQ(j["case_cache"]["declined"], 1);
+  EXPECT_EQ(j["case_cache"]["per_entry"],
+            (nlohmann::json::array({{{"key", key}, {"bytes", entry_bytes}, {"make_s", 0.25}}})));
+
+  r = cache({"clear"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 2 files removed\ncase cache " +
+                       cases.string() + ": 2 files removed\n");
+  EXPECT_TRUE(fs::exists(nvrtc / "notes.txt"));
+  EXPECT_TRUE(fs::exists(nvrtc / "host" / "x.so"));
+  r = cache({"stats", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(r.out)["case_cache"]["entries"], 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["nvrtc_cache"]["entries"], 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["case_cache"]["declined"], 0);
+
+  // --case-cache-dir off leaves the case folder out.
+  r = kjudge({"cache", "stats", "--cache", nvrtc.string(), "--case-cache-dir", "off"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 0 entries, 0.0 MiB\n");
+}
+
+TEST_F(Cli, CacheRefusesBadArguments) {
+  auto r = kjudge({"cache", "frob"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "kjudge cache: ACTION: frob not in {stats,clear}")) << r.err;
+  r = kjudge({"cache"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "ACTION is required")) << r.err;
+  std::ofstream(path("a_file")) << "x";
+  r = kjudge({"cache", "clear", "--case-cache-dir", path("a_file")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "kjudge: error: " + path("a_file") + ": --case-cache-dir: not a folder\n");
+  EXPECT_TRUE(fs::exists(path("a_file")));
+  for (const char* command : {"check", "bench", "serve"}) {
+    std::vector<std::string> args{command, "--case-cache-dir-mib", "0"};
+    if (std::string(command) != "serve")
+      args.insert(args.end(), {problem_dir("vector_add"), "--candidate", "c.cu"});
+    r = kjudge(args);
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_TRUE(contains(r.err, "--case-cache-dir-mib")) << command << ": " << r.err;
+  }
 }
 
 // ---- export ----

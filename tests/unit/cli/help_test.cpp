@@ -42,7 +42,8 @@ TEST(Help, EveryCommandHasASectionAndEverySectionACommand) {
     documented.insert(name);
   EXPECT_EQ(registered, documented);
   EXPECT_EQ(registered,
-            (std::set<std::string>{"validate", "export", "cases", "compare", "check", "bench", "serve"}));
+            (std::set<std::string>{"validate", "export", "cases", "compare", "check", "bench", "serve",
+                                   "cache"}));
 }
 
 TEST(Help, EveryOptionIsNamedInItsSection) {
@@ -104,7 +105,8 @@ TEST(Help, HelpPrintsTheSectionsAsPlainText) {
   EXPECT_EQ(out.str(), terminal_help(help_overview()));
   EXPECT_EQ(out.str().rfind("kjudge command line\n", 0), 0u);
   EXPECT_EQ(out.str().find('`'), std::string::npos);
-  for (const char* cmd : {"validate", "export", "cases", "compare", "check", "bench", "serve"}) {
+  for (const char* cmd :
+       {"validate", "export", "cases", "compare", "check", "bench", "serve", "cache"}) {
     std::ostringstream o, e;
     EXPECT_EQ(run({cmd, "--help"}, o, e), 0) << e.str();
     EXPECT_EQ(o.str(), terminal_help(*help_section(cmd), cmd)) << cmd;

@@ -138,6 +138,53 @@ TEST(Stats, BinnedPercentilesAreTheirBinsLowerEdgesAndExactOnesOnRequest) {
   EXPECT_EQ(exact.log_error_ratio, binned.log_error_ratio);
 }
 
+TEST(Stats, PercentilesOfPassingOutputsOnlyWhenAskedAndOfFailingOnesAlways) {
+  // The judge's verdict pass leaves the histograms out (CompareRules::statistics = false): a
+  // passing output has no percentiles, a failing one gets them from a second pass, the same
+  // values as the pass that kept the histograms from the start; nothing else changes.
+  std::vector<double> g, pass_c, fail_c;
+  for (int k = 0; k < 4000; ++k) {
+    g.push_back(1.0 + k * 0.25);
+    pass_c.push_back(g.back() * (1 + (k % 2) * u)); // one ulp at most: within every bound
+    fail_c.push_back(k == 1234 ? g.back() * 2 : pass_c.back());
+  }
+  const auto golden = tensor(DType::f64, g);
+  const auto reference = tensor(DType::f32, g);
+  for (const PolicySpec& policy : {relative(), allclose(std::nullopt, std::nullopt),
+                                   ratio(1e-3, 0.0)}) {
+    const OutputSpec spec = output(DType::f32, policy);
+    for (const auto* values : {&pass_c, &fail_c}) {
+      const auto cand = tensor(DType::f32, *values);
+      CompareInputs in;
+      in.spec = &spec;
+      in.actual = &cand;
+      in.golden = &golden;
+      in.reference = &reference;
+      const OutputFinding with = compare_output(in);
+      in.statistics = false;
+      const OutputFinding without = compare_output(in);
+      const bool fails = values == &fail_c;
+      SCOPED_TRACE(std::string(policy_kind_name(policy.kind)) + (fails ? " failing" : " passing"));
+      EXPECT_EQ(with.pass(), !fails);
+      EXPECT_TRUE(with.stats.made);
+      EXPECT_EQ(without.stats.made, fails);
+      EXPECT_EQ(without.message, with.message);
+      EXPECT_EQ(without.log_error_ratio, with.log_error_ratio);
+      EXPECT_EQ(without.bound.max_error, with.bound.max_error);
+      EXPECT_EQ(without.bound.rms_error, with.bound.rms_error);
+      if (fails) {
+        EXPECT_EQ(without.stats.abs.p50, with.stats.abs.p50);
+        EXPECT_EQ(without.stats.rel.p99, with.stats.rel.p99);
+        EXPECT_EQ(without.stats.ulp.p999, with.stats.ulp.p999);
+        EXPECT_EQ(without.stats.abs.max, with.stats.abs.max);
+        EXPECT_EQ(with.stats.abs.max, g[1234]); // 2g - g
+      }
+      in.exact_percentiles = true; // asks for percentiles too
+      EXPECT_TRUE(compare_output(in).stats.made);
+    }
+  }
+}
+
 TEST(Stats, RelativeErrorNeverInfinite) {
   // f64 output, golden 0: e / ulp(0) = 1 / 4.9e-324 overflows; it saturates.
   const auto golden = tensor(DType::f64, {0.0});

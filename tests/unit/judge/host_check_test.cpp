@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -104,7 +106,7 @@ TEST(HostCheck, KjudgeTraceWritesWhereTheTimeWent) {
       "KJUDGE_TRACE=1 XDG_CACHE_HOME=" + (fs::temp_directory_path() / "kjudge_host_check_test_cache").string() +
       " " + KJ_KJUDGE_EXE + " check " + (problems() / "reduce_sum").string() + " --candidate " +
       (problems() / "reduce_sum/traps/missing_syncthreads.cu").string() +
-      " --backend host --fail-fast 2>&1 >/dev/null";
+      " --backend host --fail-fast --case-cache-dir off 2>&1 >/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string err;
@@ -641,7 +643,7 @@ TEST(HostBench, TimesEveryPublicCaseInCpuTimeAndSaysSo) {
   const fs::path dir = problems() / "vector_add";
   const Problem p = load_problem(dir);
   const Candidate c = load_candidate(dir / "solutions/basic.cu", p);
-  BenchOptions o{host_options(), 3, {}};
+  BenchOptions o{host_options(), 3, {}, {}};
   const Verdict v = bench(p, c, o);
   ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
   EXPECT_EQ(v.timer, "host_cpu");
@@ -701,7 +703,7 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {{
   };
   CheckOptions host = host_options();
   host.race_detection = false;
-  const Verdict v = bench(p, candidate(4000), BenchOptions{host, 5, {}});
+  const Verdict v = bench(p, candidate(4000), BenchOptions{host, 5, {}, {}});
   ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
   int timed = 0;
   for (const CaseFinding& f : v.cases) {
@@ -722,7 +724,7 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {{
   EXPECT_NE(console.str().find("(stopped early: over 50x the reference's time)"), std::string::npos)
       << console.str();
 
-  const Verdict quick = bench(p, candidate(0), BenchOptions{host, 5, {}});
+  const Verdict quick = bench(p, candidate(0), BenchOptions{host, 5, {}, {}});
   ASSERT_EQ(quick.outcome, Outcome::pass) << describe(quick);
   for (const CaseFinding& f : quick.cases) {
     if (!f.timing) continue;
@@ -769,7 +771,7 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   const Verdict checked = check(p, c, o);
   EXPECT_EQ(checked.outcome, Outcome::pass) << describe(checked);
 
-  const Verdict v = bench(p, c, BenchOptions{o, 3, {}});
+  const Verdict v = bench(p, c, BenchOptions{o, 3, {}, {}});
   ::unsetenv("KJ_TEST_DISABLE");
   allow_test_switches(false);
   EXPECT_EQ(v.reason, Reason::stale_output) << describe(v);
@@ -778,6 +780,151 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(v.message.rfind("timed run ", 0), 0u) << v.message;
   EXPECT_NE(v.message.find(" of 3: output 'z'"), std::string::npos) << v.message;
   EXPECT_FALSE(v.runtime_ms);
+}
+
+// ---- kjudge bench --against: the configuration tier -------------------------------------------
+
+// gelu (tier tolerance, allclose against the golden) judged as a tuning-only change of
+// solutions/basic.cu: tests/cases/bench holds the same kernel in blocks of 128 (bit-identical)
+// and one with the last bit of element 5 flipped (within allclose, not the old kernel's bits).
+struct AgainstBench {
+  Problem problem = load_problem(problems() / "gelu");
+  fs::path old_kernel = problems() / "gelu/solutions/basic.cu";
+
+  Verdict run(const std::string& candidate_file, std::optional<double> slo_p99_ms,
+              bool against = true) const {
+    CheckOptions o = host_options();
+    o.race_detection = false;
+    if (against) o.against = old_kernel;
+    const Candidate c =
+        load_candidate(fs::path(KJ_CASES_DIR) / "bench" / candidate_file, problem);
+    return bench(problem, c, BenchOptions{o, 3, {}, slo_p99_ms});
+  }
+};
+
+TEST(HostBenchAgainst, ABitIdenticalRetuningPassesWithBothLatencyDistributions) {
+  const AgainstBench b;
+  const Verdict v = b.run("gelu_block128.cu", 1e6);
+  ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
+  // gelu's host plan: 2 shape sets x (1 seed + 3 transforms of x) public-class cases, 3 runs
+  // each, and the old kernel's 3 beside each case's.
+  int timed = 0;
+  for (const CaseFinding& f : v.cases) {
+    if (!f.timing) continue;
+    ++timed;
+    EXPECT_EQ(f.timing->candidate_ms.size(), 3u) << f.case_id;
+    EXPECT_EQ(f.timing->against_ms.size(), 3u) << f.case_id;
+    for (double ms : f.timing->against_ms) EXPECT_GT(ms, 0) << f.case_id;
+  }
+  EXPECT_EQ(timed, 8);
+  ASSERT_TRUE(v.latency && v.latency->against) << describe(v);
+  EXPECT_EQ(v.latency->candidate.n, 24);
+  EXPECT_EQ(v.latency->against->n, 24);
+  EXPECT_TRUE(v.latency->slo_met());
+  EXPECT_TRUE(v.runtime_ms.has_value());
+
+  std::ostringstream json_text, console;
+  make_json_reporter(json_text)->report(v);
+  make_console_reporter(console)->report(v);
+  const auto j = nlohmann::json::parse(json_text.str());
+  const auto& l = j.at("latency");
+  EXPECT_EQ(l.at("candidate").at("n"), 24);
+  EXPECT_EQ(l.at("against").at("n"), 24);
+  for (const char* k : {"p50_ms", "p90_ms", "p99_ms", "max_ms"}) {
+    EXPECT_GT(l.at("candidate").at(k).get<double>(), 0) << k;
+    EXPECT_GT(l.at("against").at(k).get<double>(), 0) << k;
+  }
+  EXPECT_EQ(l.at("slo_p99_ms"), 1e6);
+  EXPECT_EQ(l.at("slo_met"), true);
+  EXPECT_EQ(j.at("provenance").at("figures").at("latency").at("timer"), "host_cpu");
+  for (const auto& jc : j.at("cases"))
+    if (!jc.at("timing").is_null()) {
+      EXPECT_EQ(jc.at("timing").at("against").at("samples"), 3);
+      EXPECT_EQ(jc.at("timing").at("against_ms").size(), 3u);
+    }
+  const std::string text = console.str();
+  EXPECT_NE(text.find("latency (CPU time, every timed run): candidate p50 "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" (n 24); --against kernel p50 "), std::string::npos) << text;
+  EXPECT_NE(text.find("; SLO p99 <= 1e+06 ms: met"), std::string::npos) << text;
+}
+
+// One f16 ulp that gelu's own policy accepts is a mismatch against the old kernel: the
+// configuration tier is bit-identity whatever the tier, and the message names the element.
+TEST(HostBenchAgainst, ALastBitDifferenceInOneElementFailsMismatch) {
+  const AgainstBench b;
+  const Verdict v = b.run("gelu_last_bit.cu", std::nullopt);
+  EXPECT_EQ(v.reason, Reason::mismatch) << describe(v);
+  EXPECT_NE(v.message.find("1 of "), std::string::npos) << v.message;
+  ASSERT_TRUE(v.first_failing_case);
+  const CaseFinding* failing = nullptr;
+  for (const CaseFinding& f : v.cases)
+    if (f.case_id == *v.first_failing_case) failing = &f;
+  ASSERT_NE(failing, nullptr);
+  ASSERT_EQ(failing->outputs.size(), 1u);
+  const OutputFinding& y = failing->outputs[0];
+  EXPECT_EQ(y.mismatches, 1);
+  ASSERT_FALSE(y.first.empty());
+  EXPECT_EQ(y.first[0].flat, 5);
+  EXPECT_EQ(y.bound.policy.rfind("exact", 0), 0u) << y.bound.policy;
+  EXPECT_FALSE(v.runtime_ms);
+  EXPECT_FALSE(v.latency);
+  // Without --against it is within gelu's allclose: the flip is invisible to the policy.
+  EXPECT_EQ(b.run("gelu_last_bit.cu", std::nullopt, false).outcome, Outcome::pass);
+}
+
+// No CPU run takes a nanosecond: an SLO of 1e-6 ms fails, FAIL(timeout) naming the p99 and the
+// SLO, with or without --against (an SLO on the candidate alone), and keeps the distributions
+// that explain it but no runtime.
+TEST(HostBenchAgainst, AnSloOfANanosecondFailsAsATimeout) {
+  const AgainstBench b;
+  for (const bool against : {true, false}) {
+    const Verdict v = b.run("gelu_block128.cu", 1e-6, against);
+    EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+    EXPECT_EQ(v.reason, Reason::timeout) << describe(v);
+    EXPECT_EQ(v.message.rfind("p99 latency ", 0), 0u) << v.message;
+    EXPECT_NE(v.message.find(" ms is over the SLO of 1e-06 ms (--slo-p99), over 24 timed runs"),
+              std::string::npos)
+        << v.message;
+    EXPECT_FALSE(v.first_failing_case);
+    EXPECT_FALSE(v.runtime_ms);
+    ASSERT_TRUE(v.latency);
+    EXPECT_FALSE(v.latency->slo_met());
+    EXPECT_EQ(v.latency->against.has_value(), against);
+    std::ostringstream console;
+    make_console_reporter(console)->report(v);
+    EXPECT_NE(console.str().find("; SLO p99 <= 1e-06 ms: MISSED"), std::string::npos)
+        << console.str();
+  }
+}
+
+// The library refuses an SLO that is no positive number of milliseconds as the caller's error.
+TEST(HostBenchAgainst, ANonPositiveSloIsASpecError) {
+  const AgainstBench b;
+  for (const double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    const Verdict v = b.run("gelu_block128.cu", bad);
+    EXPECT_EQ(v.reason, Reason::spec_error) << bad;
+    EXPECT_EQ(v.message.rfind("--slo-p99: ", 0), 0u) << v.message;
+    EXPECT_EQ(v.exit_code(), ExitCode::spec_error);
+  }
+}
+
+TEST(LatencyDistribution, NearestRankPercentiles) {
+  std::vector<double> hundred;
+  for (int k = 100; k >= 1; --k) hundred.push_back(k); // unsorted on purpose
+  const LatencyDistribution d = latency_distribution(hundred);
+  EXPECT_EQ(d.p50, 50);
+  EXPECT_EQ(d.p90, 90);
+  EXPECT_EQ(d.p99, 99);
+  EXPECT_EQ(d.max, 100);
+  EXPECT_EQ(d.n, 100);
+  const LatencyDistribution three = latency_distribution({3, 1, 2});
+  EXPECT_EQ(three.p50, 2); // rank ceil(1.5) = 2
+  EXPECT_EQ(three.p90, 3);
+  EXPECT_EQ(three.p99, 3);
+  const LatencyDistribution none = latency_distribution({});
+  EXPECT_EQ(none.n, 0);
+  EXPECT_EQ(none.p99, 0);
 }
 
 // A kernel that tries to create a file never becomes host code: NVRTC (which compiles every

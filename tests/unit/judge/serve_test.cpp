@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,6 +92,12 @@ TEST(Serve, KeepsEachCaseForTheNextCandidateOfTheProblem) {
   const CaseCacheStats before = judge.case_cache_stats();
   const json timed = request("solutions/basic.cu", "bench");
   EXPECT_EQ(timed["verdict"]["outcome"], "PASS") << timed.dump().substr(0, 400);
+  // A bench answer names its timer and what its figures are, and has its latencies.
+  const json& provenance = timed["verdict"]["provenance"];
+  EXPECT_EQ(provenance["timer"], "host_cpu");
+  EXPECT_EQ(provenance["figures"]["runtime"]["aggregation"], "sum over the timed cases");
+  EXPECT_GT(timed["verdict"]["latency"]["candidate"]["n"].get<int>(), 0);
+  EXPECT_TRUE(timed["verdict"]["latency"]["against"].is_null());
   EXPECT_EQ(judge.case_cache_stats().hits, before.hits);
   EXPECT_EQ(judge.case_cache_stats().misses, before.misses);
 }
@@ -146,6 +153,18 @@ TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
   EXPECT_EQ(a[2]["id"], 3);
   EXPECT_EQ(a[2]["verdict"]["outcome"], "PASS") << a[2].dump();
   EXPECT_EQ(a[2]["verdict"]["manifest"]["candidate"], "gen_7.cu");
+  // Every answer says where its figures come from, as check --json does: the problem's dtypes,
+  // no timer on a check, the case cache's counters.
+  for (const json& answer : a) {
+    const json& p = answer["verdict"]["provenance"];
+    EXPECT_EQ(p["inputs"], json::parse(R"([{"name": "x", "dtype": "f32"},
+                                           {"name": "y", "dtype": "f32"}])"));
+    EXPECT_EQ(p["outputs"], json::parse(R"([{"name": "z", "dtype": "f32"}])"));
+    EXPECT_TRUE(p["timer"].is_null());
+    EXPECT_EQ(p["figures"], json::object());
+    EXPECT_TRUE(p["sm_clock"]["source"].is_null()); // the host backend has no SM clock
+    EXPECT_TRUE(answer["verdict"]["manifest"]["case_cache"].contains("disk_hits"));
+  }
 }
 
 // The attack that took serve down: a candidate signalling the judge (SIGKILL to its parent,
@@ -190,6 +209,85 @@ TEST(Serve, OnSeveralDevicesTheAnswersKeepTheRequestsOrder) {
   EXPECT_EQ(a[3]["error"]["kind"], "bad_request");
   EXPECT_EQ(a[4]["id"], 5);
   EXPECT_EQ(a[4]["verdict"]["outcome"], "PASS") << a[4].dump().substr(0, 400);
+}
+
+TEST(Serve, WithSeveralJobsUnorderedAnswersComeAsTheyAreReadyEachWithItsId) {
+  // Two judges on one device: request 1 (a whole check) is still running when request 2 (a
+  // request without a candidate) is answered, so unordered, 2 comes first; a bench request
+  // (which holds the device alone) is answered too, with its timings.
+  ServeOptions o = host_serve_options();
+  o.jobs = 2;
+  o.unordered = true;
+  o.defaults.fail_fast = false;
+  const std::string dir = problem("vector_add");
+  std::string requests;
+  requests += json{{"id", 1}, {"problem", dir}, {"candidate", dir + "/solutions/basic.cu"}}.dump();
+  requests += "\n" + json{{"id", 2}, {"problem", dir}}.dump() + "\n";
+  requests += json{{"id", 3}, {"op", "bench"}, {"runs", 2}, {"problem", dir},
+                   {"candidate", dir + "/solutions/grid_stride.cu"}}.dump() + "\n";
+  const std::vector<json> a = answers_to(requests, o);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0]["id"], 2);
+  EXPECT_EQ(a[0]["error"]["kind"], "bad_request");
+  std::map<int, json> by_id;
+  for (const json& answer : a)
+    by_id[answer["id"].get<int>()] = answer;
+  ASSERT_EQ(by_id.size(), 3u);
+  EXPECT_EQ(by_id[1]["verdict"]["outcome"], "PASS") << by_id[1].dump().substr(0, 400);
+  EXPECT_EQ(by_id[3]["verdict"]["outcome"], "PASS") << by_id[3].dump().substr(0, 400);
+  EXPECT_TRUE(by_id[3]["verdict"]["runtime"].is_number()) << by_id[3].dump().substr(0, 400);
+  // What judging cost is in every verdict: the check's wall time covers the candidate's runs.
+  const json& t = by_id[1]["verdict"]["judge_time"];
+  EXPECT_GT(t["candidate_ms"].get<double>(), 0);
+  EXPECT_GT(t["wall_ms"].get<double>(), t["candidate_ms"].get<double>());
+  // A passing output's percentiles only when asked for.
+  EXPECT_TRUE(by_id[1]["verdict"]["cases"][0]["outputs"][0]["stats"].is_null());
+}
+
+TEST(Serve, AStatsRequestGetsThePercentilesOfPassingOutputs) {
+  const std::string dir = problem("vector_add");
+  const std::vector<json> a = answers_to(
+      json{{"id", 1}, {"problem", dir}, {"candidate", dir + "/solutions/basic.cu"},
+           {"stats", true}}.dump() + "\n" +
+      json{{"id", 2}, {"problem", dir}, {"candidate", dir + "/solutions/basic.cu"},
+           {"stats", 1}}.dump() + "\n");
+  ASSERT_EQ(a.size(), 2u);
+  const json& stats = a[0]["verdict"]["cases"][0]["outputs"][0]["stats"];
+  ASSERT_TRUE(stats.is_object()) << a[0].dump().substr(0, 400);
+  EXPECT_EQ(stats["abs"]["max"], 0); // vector_add's basic solution is exact
+  EXPECT_EQ(a[1]["error"]["kind"], "bad_request");
+  EXPECT_EQ(a[1]["error"]["message"], "field 'stats' must be true or false");
+}
+
+TEST(Serve, ABenchRequestCarriesTheOldKernelAndTheSlo) {
+  // `against` and `slo_p99` as `kjudge bench --against OLD.cu --slo-p99 MS`: a retuning that is
+  // bit-identical passes within a generous SLO and fails as a timeout under a nanosecond's.
+  const std::string dir = problem("gelu");
+  const std::string candidate = (fs::path(KJ_CASES_DIR) / "bench" / "gelu_block128.cu").string();
+  auto bench = [&](int id, double slo) {
+    return json{{"id", id}, {"op", "bench"}, {"runs", 2}, {"race_detection", false},
+                {"problem", dir}, {"candidate", candidate},
+                {"against", dir + "/solutions/basic.cu"}, {"slo_p99", slo}}.dump() + "\n";
+  };
+  std::string requests = bench(1, 1e6) + bench(2, 1e-6);
+  requests += json{{"id", 3}, {"problem", dir}, {"candidate", candidate}, {"slo_p99", 1}}.dump() +
+              "\n";
+  requests += json{{"id", 4}, {"op", "bench"}, {"problem", dir}, {"candidate", candidate},
+                   {"slo_p99", -1}}.dump() + "\n";
+  requests += json{{"id", 5}, {"problem", dir}, {"candidate", candidate},
+                   {"against", dir + "/solutions/missing.cu"}}.dump() + "\n";
+  const std::vector<json> a = answers_to(requests);
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_EQ(a[0]["verdict"]["outcome"], "PASS") << a[0].dump().substr(0, 400);
+  EXPECT_TRUE(a[0]["verdict"]["latency"]["against"].is_object()) << a[0].dump().substr(0, 400);
+  EXPECT_EQ(a[0]["verdict"]["latency"]["slo_met"], true);
+  EXPECT_EQ(a[1]["verdict"]["reason"], "timeout") << a[1].dump().substr(0, 400);
+  EXPECT_EQ(a[1]["verdict"]["latency"]["slo_met"], false);
+  EXPECT_EQ(a[2]["error"]["message"], "field 'slo_p99' is for \"op\": \"bench\"");
+  EXPECT_EQ(a[3]["error"]["message"], "field 'slo_p99' must be a positive number of milliseconds");
+  EXPECT_EQ(a[4]["error"]["kind"], "bad_request");
+  EXPECT_NE(a[4]["error"]["message"].get<std::string>().find("missing.cu': no such file"),
+            std::string::npos);
 }
 
 TEST(Serve, EveryMalformedRequestIsAnsweredWithItsKindAndTheStreamGoesOn) {

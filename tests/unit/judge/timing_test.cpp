@@ -40,19 +40,25 @@ TEST(Timing, RoundsUnderThreeQuartersOfTheRatedClockAreDropped) {
   const std::vector<int> round_of = {0, 0, 1, 1, 2, 2};
   const std::vector<double> clocks = {1980, 1400, 1490};
   const std::vector<double> baseline = {7, 8, 70, 80, 9, 10};
-  const KeptSamples kept = drop_throttled(candidate, reference, baseline, round_of, clocks, 1980);
+  const std::vector<double> against = {3, 4, 33, 44, 7, 8}; // an --against kernel's
+  const KeptSamples kept =
+      drop_throttled(candidate, reference, baseline, against, round_of, clocks, 1980);
   EXPECT_EQ(kept.throttled, 2);
   EXPECT_EQ(kept.candidate_ms, (std::vector<double>{1, 2, 5, 6}));
   EXPECT_EQ(kept.reference_ms, (std::vector<double>{10, 20, 50, 60}));
   EXPECT_EQ(kept.baseline_ms, (std::vector<double>{7, 8, 9, 10}));
+  EXPECT_EQ(kept.against_ms, (std::vector<double>{3, 4, 7, 8}));
   EXPECT_EQ(kept.clock_mhz, (std::vector<double>{1980, 1980, 1490, 1490}));
   // A device that does not give its rated clock: the fastest seen stands in (1490 is 75.3% of
   // 1980 there too), and a probe faster than the rating drops nothing with it.
-  EXPECT_EQ(drop_throttled(candidate, reference, {}, round_of, clocks, 0).throttled, 2);
-  EXPECT_EQ(drop_throttled(candidate, reference, {}, round_of, {3000, 1980, 1980}, 1980).throttled, 0);
+  EXPECT_EQ(drop_throttled(candidate, reference, {}, {}, round_of, clocks, 0).throttled, 2);
+  EXPECT_EQ(
+      drop_throttled(candidate, reference, {}, {}, round_of, {3000, 1980, 1980}, 1980).throttled,
+      0);
   // A round whose probe failed (0 MHz) is dropped, never kept by a NaN comparison.
-  const KeptSamples unknown = drop_throttled({1, 2}, {1, 2}, {}, {0, 1}, {1980, 0}, 1980);
+  const KeptSamples unknown = drop_throttled({1, 2}, {1, 2}, {}, {}, {0, 1}, {1980, 0}, 1980);
   EXPECT_TRUE(unknown.baseline_ms.empty()); // no timed baseline: none kept
+  EXPECT_TRUE(unknown.against_ms.empty());  // no --against kernel: none kept
   EXPECT_EQ(unknown.throttled, 1);
 }
 

@@ -599,6 +599,155 @@ TEST(Console, GpuBenchTable) {
       << s;
 }
 
+// ---- provenance: where every figure comes from --------------------------------------------
+
+// softmax's tensors, as check fills them (record_problem_dtypes).
+void with_dtypes(Verdict& v) {
+  v.provenance.inputs = {{"x", "f32"}};
+  v.provenance.outputs = {{"y", "f32"}, {"z", "bf16"}};
+}
+
+TEST(Json, ACheckVerdictsProvenanceHasDtypesAndTheCaseCacheButNoTimer) {
+  Verdict v = passing_verdict();
+  with_dtypes(v);
+  v.manifest.case_cache_hits = 40;
+  v.manifest.case_cache_misses = 14;
+  v.manifest.case_cache_disk_hits = 3;
+  v.manifest.case_cache_disk_stored = 11;
+  v.manifest.case_cache_disk_corrupt = 1;
+  v.manifest.case_cache_disk_declined = 2;
+  const auto j = nlohmann::json::parse(to_json(v).dump());
+  EXPECT_EQ(j["manifest"]["case_cache"],
+            (nlohmann::json{{"hits", 40},
+                            {"misses", 14},
+                            {"disk_hits", 3},
+                            {"disk_stored", 11},
+                            {"disk_corrupt", 1},
+                            {"disk_declined", 2}}));
+  const auto& p = j["provenance"];
+  EXPECT_EQ(p["inputs"], nlohmann::json::parse(R"([{"name": "x", "dtype": "f32"}])"));
+  EXPECT_EQ(p["outputs"], nlohmann::json::parse(R"([{"name": "y", "dtype": "f32"},
+                                                   {"name": "z", "dtype": "bf16"}])"));
+  EXPECT_EQ(p["driver_release"], "");
+  EXPECT_TRUE(p["sm_clock"]["mhz"].is_null());
+  EXPECT_TRUE(p["sm_clock"]["source"].is_null());
+  EXPECT_TRUE(p["timer"].is_null());
+  EXPECT_TRUE(p["sample"].is_null());
+  EXPECT_EQ(p["figures"], nlohmann::json::object());
+  EXPECT_TRUE(j["latency"].is_null());
+  // A fresh manifest counts nothing: the counters are there, at 0.
+  EXPECT_EQ(to_json(Manifest{})["case_cache"],
+            (nlohmann::json{{"hits", 0},
+                            {"misses", 0},
+                            {"disk_hits", 0},
+                            {"disk_stored", 0},
+                            {"disk_corrupt", 0},
+                            {"disk_declined", 0}}));
+}
+
+// A host bench: CPU time, the sums of medians, the pooled latencies with --against and an SLO.
+Verdict host_bench_verdict() {
+  Verdict v = passing_verdict();
+  with_dtypes(v);
+  v.timer = "host_cpu";
+  CaseTiming t;
+  t.candidate_ms = {0.4, 0.5, 0.6};
+  t.reference_ms = {1.0, 1.0, 1.0};
+  t.against_ms = {0.7, 0.8, 0.9};
+  v.cases[0].timing = t;
+  v.runtime_ms = 0.5;
+  v.ref_runtime_ms = 1.0;
+  Latency l;
+  l.candidate = {0.5, 0.6, 0.6, 0.6, 3};
+  l.against = LatencyDistribution{0.8, 0.9, 0.9, 0.9, 3};
+  l.slo_p99_ms = 0.75;
+  v.latency = l;
+  return v;
+}
+
+TEST(Json, AHostBenchSaysWhatEveryFigureIsAndItsTimer) {
+  const auto j = nlohmann::json::parse(to_json(host_bench_verdict()).dump());
+  const auto& p = j["provenance"];
+  EXPECT_EQ(p["timer"], "host_cpu");
+  EXPECT_EQ(p["sample"],
+            "the CPU time of one run's launches, summed over the host worker's threads that ran "
+            "blocks, on every public-class case of the host plan (--runs runs each, fewer when "
+            "stopped early)");
+  const auto& f = p["figures"];
+  std::vector<std::string> names;
+  for (const auto& [k, value] : f.items()) {
+    names.push_back(k);
+    EXPECT_EQ(value["timer"], "host_cpu") << k;
+  }
+  // No interval, floor or baseline on the host: only the figures the verdict holds.
+  EXPECT_EQ(names, (std::vector<std::string>{"cases.timing", "latency", "ref_runtime", "runtime",
+                                             "speedup"}));
+  EXPECT_EQ(f["runtime"]["statistic"], "median of the candidate's samples of each timed case");
+  EXPECT_EQ(f["runtime"]["aggregation"], "sum over the timed cases");
+  EXPECT_EQ(f["ref_runtime"]["statistic"], "median of the reference's samples of each timed case");
+  EXPECT_EQ(f["speedup"]["statistic"], "ref_runtime / runtime");
+  EXPECT_EQ(f["speedup"]["aggregation"], "the ratio of the two sums of medians");
+  EXPECT_EQ(f["latency"]["statistic"],
+            "nearest-rank p50, p90 and p99 (the sample at rank ceil(q n)), max and count n");
+  EXPECT_EQ(f["latency"]["aggregation"],
+            "every timed run of every timed case pooled, per kernel (candidate, against)");
+  EXPECT_TRUE(p["sm_clock"]["mhz"].is_null()); // no clock on the host
+
+  const auto& l = j["latency"];
+  EXPECT_EQ(l["candidate"], nlohmann::json::parse(R"({"p50_ms": 0.5, "p90_ms": 0.6,
+                              "p99_ms": 0.6, "max_ms": 0.6, "n": 3})"));
+  EXPECT_EQ(l["against"], nlohmann::json::parse(R"({"p50_ms": 0.8, "p90_ms": 0.9,
+                            "p99_ms": 0.9, "max_ms": 0.9, "n": 3})"));
+  EXPECT_EQ(l["slo_p99_ms"], 0.75);
+  EXPECT_EQ(l["slo_met"], true);
+  const auto& t = j["cases"][0]["timing"];
+  EXPECT_EQ(t["against_ms"], nlohmann::json::array({0.7, 0.8, 0.9}));
+  EXPECT_DOUBLE_EQ(t["against"]["median_ms"].get<double>(), 0.8);
+  EXPECT_EQ(t["against"]["samples"], 3);
+  // Without --against: no against series, and no SLO: slo_met null.
+  Verdict plain = host_bench_verdict();
+  plain.latency->against.reset();
+  plain.latency->slo_p99_ms.reset();
+  plain.cases[0].timing->against_ms.clear();
+  const auto k = to_json(plain);
+  EXPECT_TRUE(k["latency"]["against"].is_null());
+  EXPECT_TRUE(k["latency"]["slo_met"].is_null());
+  EXPECT_FALSE(k["cases"][0]["timing"].contains("against_ms"));
+}
+
+TEST(Console, TheLatencyLineShowsBothDistributionsAndTheSlo) {
+  Verdict v = host_bench_verdict();
+  EXPECT_TRUE(contains(console(v),
+                       "latency (CPU time, every timed run): candidate p50 0.5 ms, p90 0.6 ms, "
+                       "p99 0.6 ms, max 0.6 ms (n 3); --against kernel p50 0.8 ms, p90 0.9 ms, "
+                       "p99 0.9 ms, max 0.9 ms (n 3); SLO p99 <= 0.75 ms: met\n"))
+      << console(v);
+  v.latency->slo_p99_ms = 0.55;
+  EXPECT_TRUE(contains(console(v), "; SLO p99 <= 0.55 ms: MISSED\n")) << console(v);
+}
+
+TEST(Json, AGpuBenchGivesTheMeasuredClockAndTheIntervalsMeaning) {
+  Verdict v = gpu_bench_verdict();
+  v.provenance.driver_release = "580.65.06";
+  v.provenance.sm_clock_mhz = 1980;
+  v.provenance.sm_clock_source = "measured";
+  const auto j = nlohmann::json::parse(to_json(v).dump());
+  const auto& p = j["provenance"];
+  EXPECT_EQ(p["driver_release"], "580.65.06");
+  EXPECT_EQ(p["sm_clock"], (nlohmann::json{{"mhz", 1980}, {"source", "measured"}}));
+  EXPECT_EQ(p["timer"], "cuda_events");
+  const auto& f = p["figures"];
+  for (const char* k : {"cases.timing", "runtime", "ref_runtime", "speedup", "speedup_ci",
+                        "fraction_of_floor", "baseline_runtime", "baseline_speedup"})
+    EXPECT_EQ(f[k]["timer"], "cuda_events") << k;
+  EXPECT_EQ(f["speedup_ci"]["statistic"],
+            "95% interval of the ratio of the sums of medians: speedup x [max(0, 1 - 1.96 r), 1 + "
+            "1.96 r], r = sqrt((se_runtime / runtime)^2 + (se_ref_runtime / ref_runtime)^2)");
+  EXPECT_EQ(f["fraction_of_floor"]["statistic"],
+            "the timed cases' physical floors summed, over runtime");
+  EXPECT_FALSE(f.contains("latency")); // this verdict has none
+}
+
 TEST(Json, ReporterWritesParseableJsonEvenWithBadUtf8) {
   Verdict v = failing_verdict();
   v.message = "compiler said \xff\xfe";
