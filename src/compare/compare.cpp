@@ -265,19 +265,13 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
     const double e = w.status[u] == Status::judged ? w.x[u] : w.basis[u];
     return fmt::format("{}: {} vs {}", show_index(w, i), show(w.c[u]), show(e));
   };
-  if (nonfinite > 0) { // worded as pass.cpp words it for the elementwise policies
+  if (nonfinite > 0) {
     const auto u = static_cast<std::size_t>(first_nonfinite);
-    parts.push_back(fmt::format(
-        "{} where the rounded golden does not allow {}; first at {}: found {}, expected {} ({})",
-        plural(nonfinite, "non-finite value", "non-finite values"), nonfinite == 1 ? "it" : "them",
-        show_index(w, first_nonfinite), show(w.c[u]), show(w.basis[u]),
-        w.in->golden ? fmt::format("the golden rounded to {}", dtype_name(w.dtype))
-                     : std::string("the reference")));
+    parts.push_back(nonfinite_part(nonfinite, show_index(w, first_nonfinite), w.c[u], w.basis[u],
+                                   w.in->golden != nullptr, w.dtype));
   }
   if (finite_where_not > 0)
-    parts.push_back(fmt::format("{} where the rounded golden is not finite; first at {}",
-                                plural(finite_where_not, "finite value", "finite values"),
-                                at(first_finite_where_not)));
+    parts.push_back(finite_where_not_part(finite_where_not, at(first_finite_where_not)));
   if (policy_fails) {
     if (r.element_message && bad > 0)
       parts.push_back(fmt::format("{} of {} elements ({}) beyond the bound; worst at {}", bad, w.n,

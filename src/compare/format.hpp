@@ -82,4 +82,22 @@ inline std::string plural(std::int64_t count, const char* one, const char* many)
   return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
+// The non-finite rules' message parts, worded alike by both halves: non-finite candidate values
+// where the rounded golden allows none (where the first is, what was found and what was
+// expected: the expected value, not a bound, which says nothing of an element no finite value
+// could meet), and finite values where the rounded golden is not finite (`first`: "index: c vs e").
+inline std::string nonfinite_part(std::int64_t count, const std::string& first_index, double found,
+                                  double expected, bool against_golden, DType dtype) {
+  return fmt::format(
+      "{} where the rounded golden does not allow {}; first at {}: found {}, expected {} ({})",
+      plural(count, "non-finite value", "non-finite values"), count == 1 ? "it" : "them",
+      first_index, show(found), show(expected),
+      against_golden ? fmt::format("the golden rounded to {}", dtype_name(dtype))
+                     : std::string("the reference"));
+}
+inline std::string finite_where_not_part(std::int64_t count, const std::string& first) {
+  return fmt::format("{} where the rounded golden is not finite; first at {}",
+                     plural(count, "finite value", "finite values"), first);
+}
+
 } // namespace kj::compare_format

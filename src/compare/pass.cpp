@@ -653,21 +653,11 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
 
   std::vector<std::string> parts;
   if (w.nonfinite > 0) {
-    // Where, what was found and what was expected there: the expected value, not a bound (the
-    // policy's bound says nothing about an element no finite value could meet).
     const ElementReport e = report(w.first_nonfinite);
-    parts.push_back(fmt::format(
-        "{} where the rounded golden does not allow {}; first at {}: found {}, expected {} ({})",
-        plural(w.nonfinite, "non-finite value", "non-finite values"),
-        w.nonfinite == 1 ? "it" : "them", show_index(shape, w.first_nonfinite), show(e.value),
-        show(e.expected),
-        p.has_golden != 0 ? fmt::format("the golden rounded to {}", dt)
-                          : std::string("the reference")));
+    parts.push_back(nonfinite_part(w.nonfinite, show_index(shape, w.first_nonfinite), e.value,
+                                   e.expected, p.has_golden != 0, t));
   }
-  if (w.mismatch > 0)
-    parts.push_back(fmt::format("{} where the rounded golden is not finite; first at {}",
-                                plural(w.mismatch, "finite value", "finite values"),
-                                at(w.first_mismatch)));
+  if (w.mismatch > 0) parts.push_back(finite_where_not_part(w.mismatch, at(w.first_mismatch)));
   if (policy_fails) {
     if (w.bad > 0 && worst_bad.index != detail::cmp_none)
       parts.push_back(fmt::format("{} of {} elements ({}) beyond the bound; worst at {}", w.bad, n,
