@@ -55,6 +55,9 @@ struct CompareRules {
   // turns them off unless asked (`--stats`): a right answer then costs one lean read, and the
   // histograms are a second pass over the outputs that fail (docs/design.md "Comparison").
   bool statistics = true;
+  // What the reference tensor is, in messages: the problem's reference, or under `--against`
+  // the old kernel's output (then judged bit for bit).
+  const char* reference_name = "reference";
 };
 
 // Whether a finding carries percentiles: asked for (statistics, exact_percentiles), or failing.

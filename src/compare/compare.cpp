@@ -268,7 +268,7 @@ void finish(Work& w, const PolicyResult& r, OutputFinding& f) {
   if (nonfinite > 0) {
     const auto u = static_cast<std::size_t>(first_nonfinite);
     parts.push_back(nonfinite_part(nonfinite, show_index(w, first_nonfinite), w.c[u], w.basis[u],
-                                   w.in->golden != nullptr, w.dtype));
+                                   w.in->golden != nullptr, w.dtype, w.in->reference_name));
   }
   if (finite_where_not > 0)
     parts.push_back(finite_where_not_part(finite_where_not, at(first_finite_where_not)));

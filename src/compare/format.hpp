@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -87,13 +88,14 @@ inline std::string plural(std::int64_t count, const char* one, const char* many)
 // expected: the expected value, not a bound, which says nothing of an element no finite value
 // could meet), and finite values where the rounded golden is not finite (`first`: "index: c vs e").
 inline std::string nonfinite_part(std::int64_t count, const std::string& first_index, double found,
-                                  double expected, bool against_golden, DType dtype) {
+                                  double expected, bool against_golden, DType dtype,
+                                  std::string_view reference_name) {
   return fmt::format(
       "{} where the rounded golden does not allow {}; first at {}: found {}, expected {} ({})",
       plural(count, "non-finite value", "non-finite values"), count == 1 ? "it" : "them",
       first_index, show(found), show(expected),
       against_golden ? fmt::format("the golden rounded to {}", dtype_name(dtype))
-                     : std::string("the reference"));
+                     : fmt::format("the {}", reference_name));
 }
 inline std::string finite_where_not_part(std::int64_t count, const std::string& first) {
   return fmt::format("{} where the rounded golden is not finite; first at {}",

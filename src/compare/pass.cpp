@@ -539,7 +539,9 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
     r.ratio = w.max_ratio;
     const double max_e = w.max_e;
     const double rms_e = detail::scaled_rms(w.sum_e, w.exp_e, w.err_count);
-    f.bound.expected = std::string(expected_name(policy.expected));
+    const std::string expected = policy.expected == Expected::golden ? "golden"
+                                                                      : in.reference_name;
+    f.bound.expected = expected;
     f.bound.max_error = max_e;
     f.bound.rms_error = rms_e;
     if (p.policy == detail::cmp_allclose) {
@@ -563,7 +565,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
       const bool golden = policy.expected == Expected::golden;
       f.bound.policy = fmt::format("ulp({})", p.max_ulps);
       f.bound.source = fmt::format("at most {} representable {} values between candidate and {}{}",
-                                   p.max_ulps, dt, golden ? "golden" : "reference",
+                                   p.max_ulps, dt, golden ? "golden" : in.reference_name,
                                    golden ? " (rounded to " + dt + ")" : "");
       f.bound.max_bound = p.max_ulps;
       f.bound.rms_bound = kNaN;
@@ -576,12 +578,12 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
       f.bound.policy = strict ? "exact(signed_zero = \"strict\")" : "exact";
       f.bound.source = fmt::format(
           "bit-identical to the {} (NaN payloads canonicalised; {})",
-          golden ? "golden rounded to the output dtype" : "reference",
+          golden ? "golden rounded to the output dtype" : in.reference_name,
           strict ? "+0 and -0 differ" : "+0 equals -0");
       f.bound.max_bound = 0;
       f.bound.rms_bound = 0;
-      r.pass_detail = fmt::format("{} bit-identical to the {}", plural(n, "element", "elements"),
-                                  expected_name(policy.expected));
+      r.pass_detail =
+          fmt::format("{} bit-identical to the {}", plural(n, "element", "elements"), expected);
     }
   }
 
@@ -655,7 +657,7 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
   if (w.nonfinite > 0) {
     const ElementReport e = report(w.first_nonfinite);
     parts.push_back(nonfinite_part(w.nonfinite, show_index(shape, w.first_nonfinite), e.value,
-                                   e.expected, p.has_golden != 0, t));
+                                   e.expected, p.has_golden != 0, t, in.reference_name));
   }
   if (w.mismatch > 0) parts.push_back(finite_where_not_part(w.mismatch, at(w.first_mismatch)));
   if (policy_fails) {

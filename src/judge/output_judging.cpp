@@ -8,6 +8,7 @@ CompareRules compare_rules(const Problem& problem, std::size_t o, bool against,
   CompareRules r;
   r.spec = &problem.outputs[o];
   r.tier = against ? Tier::exact : problem.tier;
+  if (against) r.reference_name = "--against kernel's output";
   r.nan = problem.nan;
   r.signed_zero_strict = problem.signed_zero_strict;
   r.nan_in_inputs = data.nan_in_inputs;

@@ -867,6 +867,10 @@ TEST(HostBenchAgainst, ALastBitDifferenceInOneElementFailsMismatch) {
   ASSERT_FALSE(y.first.empty());
   EXPECT_EQ(y.first[0].flat, 5);
   EXPECT_EQ(y.bound.policy.rfind("exact", 0), 0u) << y.bound.policy;
+  // Named as what it is: the old kernel's output, not the problem's reference.
+  EXPECT_EQ(y.bound.expected, "--against kernel's output");
+  EXPECT_EQ(y.bound.source, "bit-identical to the --against kernel's output (NaN payloads "
+                            "canonicalised; +0 equals -0)");
   EXPECT_FALSE(v.runtime_ms);
   EXPECT_FALSE(v.latency);
   // Without --against it is within gelu's allclose: the flip is invisible to the policy.
