@@ -411,9 +411,9 @@ OutputFinding judge_in_one_pass(const PassInputs& in, const compare_params& p,
   f.output = spec.name;
   f.count = n;
 
-  // The histograms only where percentiles will be wanted whatever the verdict; a failing
+  // The histograms only where binned percentiles are asked for whatever the verdict; a failing
   // output without them gets a second pass below.
-  const bool histograms_now = !in.exact_percentiles && statistics_wanted(in, false);
+  const bool histograms_now = in.statistics && !in.exact_percentiles;
   PassSummary pass = source.run(p, nullptr, histograms_now);
   cmp_stats w = pass.whole;
   PolicyPart r;

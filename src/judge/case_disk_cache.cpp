@@ -39,6 +39,15 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Whether a case made in `make_s` may be read back faster: reading costs at least the checksum
+// and the upload of its bytes (about 1 GB/s with SHA-256 in software, the slower part) and a
+// millisecond of file work. A case the GPU makes in milliseconds (softmax's 4096 x 4096 in 4 ms,
+// 190 MiB) is not written, writing it would cost the first check far more than it saves; only
+// one whose making paid a one-time cost may pass (on the H200, 2 of softmax's 48).
+bool worth_storing(double make_s, std::uint64_t bytes) {
+  return make_s > 1e-3 + static_cast<double>(bytes) / 1e9;
+}
+
 void put_shape(disk_cache::PayloadWriter& w, const Shape& shape) {
   w.u64(shape.size());
   for (const std::int64_t d : shape)
@@ -354,18 +363,6 @@ std::shared_ptr<const CaseData> CaseSource::read_from_disk(const Case& c, const 
   }
   return std::make_shared<const CaseData>(std::move(*decoded));
 }
-
-namespace {
-
-// Whether a case made in `make_s` may be read back faster: reading costs at least the checksum
-// and the upload of its bytes (about 1 GB/s with SHA-256 in software, the slower part) and a
-// millisecond of file work. A case the GPU makes in milliseconds (softmax's 4096 x 4096 in 4 ms,
-// 190 MiB) is never written: writing it would cost the first check far more than it saves.
-bool worth_storing(double make_s, std::uint64_t bytes) {
-  return make_s > 1e-3 + static_cast<double>(bytes) / 1e9;
-}
-
-} // namespace
 
 std::shared_ptr<const CaseData> CaseSource::case_data(const Case& c, CheckBackend& backend,
                                                       const std::function<CaseData()>& make) {

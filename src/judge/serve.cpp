@@ -217,21 +217,30 @@ json Judge::handle(const json& request) {
 
 namespace {
 
-// A request line, parsed; nullopt (and `answer` set) for a line that is not JSON.
-std::optional<json> parsed_request(const std::string& line, long number, json& answer) {
-  try {
-    return json::parse(line);
-  } catch (const json::parse_error& e) {
-    answer = error_answer(nullptr, "bad_request",
-                          fmt::format("line {}: not JSON: {}", number, e.what()));
-    return std::nullopt;
-  }
-}
-
 bool is_bench_request(const json& request) {
   if (!request.is_object()) return false;
   const auto op = request.find("op");
   return op != request.end() && op->is_string() && op->get<std::string>() == "bench";
+}
+
+// A request line's answer: the judge's, or a bad_request for a line that is not JSON. With
+// `turn` (judges sharing a device), a check holds it shared and a bench alone.
+json answer_to(Judge& judge, const std::string& line, long number,
+               std::shared_mutex* turn = nullptr) {
+  json request;
+  try {
+    request = json::parse(line);
+  } catch (const json::parse_error& e) {
+    return error_answer(nullptr, "bad_request",
+                        fmt::format("line {}: not JSON: {}", number, e.what()));
+  }
+  if (turn == nullptr) return judge.handle(request);
+  if (is_bench_request(request)) {
+    const std::unique_lock<std::shared_mutex> alone(*turn);
+    return judge.handle(request);
+  }
+  const std::shared_lock<std::shared_mutex> beside(*turn);
+  return judge.handle(request);
 }
 
 void write_answer(std::ostream& out, const json& answer) {
@@ -278,7 +287,8 @@ int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& 
   std::vector<std::thread> judges;
   for (const int device : devices)
     for (int job = 0; job < jobs; ++job)
-      judges.emplace_back([&, device] {
+      // The device's lock found here, on one thread: map::operator[] is no reader's call.
+      judges.emplace_back([&, device, turn = &turns[device]] {
         ServeOptions own = options;
         own.devices.clear();
         own.jobs = 1;
@@ -293,17 +303,7 @@ int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& 
             r = std::move(queue.front());
             queue.pop_front();
           }
-          json answer;
-          if (const std::optional<json> request = parsed_request(r.line, r.line_number, answer)) {
-            if (is_bench_request(*request)) {
-              const std::unique_lock<std::shared_mutex> alone(turns[device]);
-              answer = judge.handle(*request);
-            } else {
-              const std::shared_lock<std::shared_mutex> beside(turns[device]);
-              answer = judge.handle(*request);
-            }
-          }
-          finished(r.place, std::move(answer));
+          finished(r.place, answer_to(judge, r.line, r.line_number, turn));
         }
       });
   std::string line;
@@ -335,10 +335,7 @@ int serve(std::istream& in, std::ostream& out, ServeOptions options) {
   std::string line;
   for (long number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json answer;
-    if (const std::optional<json> request = parsed_request(line, number, answer))
-      answer = judge.handle(*request);
-    write_answer(out, answer);
+    write_answer(out, answer_to(judge, line, number));
   }
   return 0;
 }

@@ -592,17 +592,15 @@ judge_chunks_lean(compare_params params, const float* actual, const void* expect
         max_rel = fmaxf(max_rel, q);
         const double u_err = mul(a, pow2i(150 - static_cast<int>(f32_field)));
         max_ulp = max_hd(max_ulp, u_err);
-        {
-          emit(0, hist_key(a), 1u);
-          emit(1, q <= 0x1.fffffep127f ? hist_key(static_cast<double>(q)) : big_key, 1u);
-          const unsigned int key = hist_key(u_err);
-          if (ulp_run != 0u && key != ulp_key) {
-            emit(2, ulp_key, ulp_run);
-            ulp_run = 0u;
-          }
-          ulp_key = key;
-          ++ulp_run;
+        emit(0, hist_key(a), 1u);
+        emit(1, q <= 0x1.fffffep127f ? hist_key(static_cast<double>(q)) : big_key, 1u);
+        const unsigned int key = hist_key(u_err);
+        if (ulp_run != 0u && key != ulp_key) {
+          emit(2, ulp_key, ulp_run);
+          ulp_run = 0u;
         }
+        ulp_key = key;
+        ++ulp_run;
       }
     }
     if (histograms) {
