@@ -10,7 +10,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -60,13 +59,6 @@ void BM_ServeSoftmaxStream(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeSoftmaxStream)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()
     ->Iterations(5);
-
-// The nearest-rank percentile q of `v` (sorted in place).
-double nearest_rank(std::vector<double>& v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v.empty() ? 0 : v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
 
 void BM_ServeDistinctSoftmax(benchmark::State& state) {
   const fs::path dir = fs::path(KJ_SOURCE_DIR) / "problems" / "softmax";
@@ -139,8 +131,9 @@ void BM_ServeDistinctSoftmax(benchmark::State& state) {
     }
   }
   state.counters["checks_per_s"] = kCandidates / wall_s;
-  state.counters["p50_ms"] = nearest_rank(latency_ms, 0.50);
-  state.counters["p99_ms"] = nearest_rank(latency_ms, 0.99);
+  const kj::LatencyDistribution latency = kj::latency_distribution(std::move(latency_ms));
+  state.counters["p50_ms"] = latency.p50;
+  state.counters["p99_ms"] = latency.p99;
   state.counters["kjudge_over_candidate"] = candidate_ms > 0 ? kjudge_ms / candidate_ms : 0;
   state.SetLabel("jobs " + std::to_string(o.jobs) + (o.spare_workers ? "" : ", no spare workers"));
 }
