@@ -15,6 +15,7 @@
 #include "judge/findings.hpp"
 #include "judge/defences.hpp"
 #include "launch/launch.hpp"
+#include "kjudge/device_compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/inputs.hpp"
 #include "kjudge/lex.hpp"
@@ -229,11 +230,9 @@ DType CudaOracle::plan_output_dtype(std::size_t o, bool golden) const {
 std::vector<HostTensor> CudaOracle::outputs_on_host(const std::vector<DeviceBuffer>& device,
                                                     const CaseData& data, bool golden) const {
   std::vector<HostTensor> host;
-  for (std::size_t o = 0; o < device.size(); ++o) {
-    HostTensor t(plan_output_dtype(o, golden), data.output_shapes[o]);
-    copy_to_host(t.bytes().data(), device[o].ptr(), t.nbytes(), context_.stream());
-    host.push_back(std::move(t));
-  }
+  for (std::size_t o = 0; o < device.size(); ++o)
+    host.push_back(to_host({device[o].ptr(), plan_output_dtype(o, golden)}, data.output_shapes[o],
+                           context_.stream()));
   return host;
 }
 
@@ -425,11 +424,9 @@ std::string CudaOracle::builds_identity() const {
 
 std::string CudaOracle::encode_case(const CaseData& data) const {
   std::vector<HostTensor> master;
-  for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
-    HostTensor t(problem_.inputs[i].dtype, data.input_shapes[i]);
-    copy_to_host(t.bytes().data(), data.master[i].ptr(), t.nbytes(), context_.stream());
-    master.push_back(std::move(t));
-  }
+  for (std::size_t i = 0; i < problem_.inputs.size(); ++i)
+    master.push_back(to_host({data.master[i].ptr(), problem_.inputs[i].dtype},
+                             data.input_shapes[i], context_.stream()));
   return encode_case_image(data, master, outputs_on_host(data.device_golden, data, true),
                            outputs_on_host(data.device_reference, data, false));
 }

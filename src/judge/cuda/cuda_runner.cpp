@@ -14,6 +14,7 @@
 #include "judge/findings.hpp"
 #include "judge/defences.hpp"
 #include "worker/messages.hpp"
+#include "kjudge/device_compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/static_scan.hpp"
 #include "kjudge/validate.hpp"
@@ -450,11 +451,9 @@ TimedRound CudaKernelRunner::timed_round(const Case& c, const std::vector<const 
 void outputs_to_host(RunOutcome& run, const Problem& problem, const std::vector<Shape>& shapes,
                      CUstream stream) {
   if (run.device_outputs.empty() || !run.outputs.empty()) return;
-  for (std::size_t o = 0; o < run.device_outputs.size(); ++o) {
-    HostTensor t(problem.outputs[o].dtype, shapes[o]);
-    copy_to_host(t.bytes().data(), run.device_outputs[o].ptr(), t.nbytes(), stream);
-    run.outputs.push_back(std::move(t));
-  }
+  for (std::size_t o = 0; o < run.device_outputs.size(); ++o)
+    run.outputs.push_back(
+        to_host({run.device_outputs[o].ptr(), problem.outputs[o].dtype}, shapes[o], stream));
   run.device_outputs.clear();
 }
 
