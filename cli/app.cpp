@@ -151,6 +151,31 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                     "the case cache folder (off: leave it out)");
   cache->add_flag("--json", into.cache.json, "print JSON");
 
+  auto* mutate = app->add_subcommand("mutate", "measure how many injected bugs each checker lets through");
+  MutateArgs& m = into.mutate;
+  mutate->add_option("PROBLEM", m.problems, "problem folders (their solutions/*.cu are mutated)")
+      ->required();
+  mutate->add_option("--checkers", m.checkers,
+                     "checkers under test: kjudge, kernelbench-v0, kernelbench, torch-defaults, "
+                     "llmc, or FILE.toml (default: the five)")
+      ->delimiter(',');
+  mutate->add_option("--operators", m.operators, "operator ids or categories (default: all)")
+      ->delimiter(',');
+  mutate->add_option("--budget", m.budget, "mutants executed at most, sampled across categories")
+      ->check(CLI::Range(0, 10000000));
+  mutate->add_option("--jobs", m.jobs, "compile processes (default: the cores)")
+      ->check(CLI::Range(1, 256));
+  mutate->add_option("--backend", m.backend, "where mutants run: auto, cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  mutate->add_option("--state", m.state,
+                     "the campaign's folder: results kept as they finish, reused, resumed "
+                     "(default: mutate/ under the cache folder)");
+  mutate->add_flag("--fresh", m.fresh, "forget the results kept in the state folder");
+  mutate->add_option("--cache", m.cache, "the NVRTC cache folder");
+  mutate->add_option("--html", m.html, "write the HTML report to FILE");
+  mutate->add_option("--json", m.json, "write the mutation-testing report JSON to FILE");
+  mutate->add_option("--jsonl", m.jsonl, "write one JSON line per mutant to FILE");
+
   bench->add_option("--runs", into.bench.runs,
                     "host backend: timed runs per public case (default 10)")
       ->check(CLI::Range(1, 1000000));

@@ -85,6 +85,20 @@ struct CacheArgs {
   bool json = false;
 };
 
+// `kjudge mutate`: a mutation campaign over problems' bundled solutions.
+struct MutateArgs {
+  std::vector<std::string> problems;
+  std::vector<std::string> checkers;   // builtin names or .toml files (empty: every builtin)
+  std::vector<std::string> operators;  // catalogue ids or categories (empty: all)
+  int budget = 0;
+  int jobs = 0;                        // 0: the machine's cores
+  std::string backend = "auto";
+  std::string state;                   // the campaign's folder (default under --cache's)
+  std::string cache;                   // as CheckArgs'
+  std::string html, json, jsonl;       // report files
+  bool fresh = false;                  // forget the kept results
+};
+
 // Everything the parser fills in.
 struct Invocation {
   ValidateArgs validate;
@@ -95,6 +109,7 @@ struct Invocation {
   CheckArgs bench; // runs: 10 unless --runs says (make_app)
   ServeArgs serve;
   CacheArgs cache;
+  MutateArgs mutate;
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -108,6 +123,8 @@ int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 // `check`, and `bench` when args.runs > 0.
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
+// `kjudge mutate`.
+int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge cache`.
 int run_cache(const CacheArgs& args, std::ostream& out, std::ostream& err);
 // Requests from `in` (standard input), answers to `out`.

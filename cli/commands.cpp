@@ -34,6 +34,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("bench")) return run_check(in.bench, out, err);
   if (app.got_subcommand("serve")) return run_serve(in.serve, std::cin, out, err);
   if (app.got_subcommand("cache")) return run_cache(in.cache, out, err);
+  if (app.got_subcommand("mutate")) return run_mutate(in.mutate, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 

@@ -19,6 +19,7 @@ struct CaseOptions {
   int seeds = 3;                   // seeds per public/hidden shape set
   int perturbed_seeds = 1;         // seeds per perturbed shape set
   bool transforms = true;          // x3, x0.01, x(-1) on each float input, on seed 0
+  bool mean_offsets = true;        // with transforms: x + 10 spreads on the first public set
   bool special_values = true;      // on the first public shape set
   bool include_hidden = true;
   std::size_t max_perturbed = 64;  // cap on perturbed shape sets

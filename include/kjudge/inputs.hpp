@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -62,11 +63,20 @@ double uniform_open01(std::uint32_t hi, std::uint32_t lo);
 double draw_element(const Distribution& dist, StreamId stream, std::int64_t element,
                     const Location& where = {});
 
-// A transform of one float input: x -> factor * x (3, 0.01, -1), or identity.
+// A transform of one float input: x -> factor * x + offset (x3, x0.01, x-1; the mutation
+// pool's offsets), or identity.
+// The spread a mean offset is measured in: normal's sigma, uniform's width; nullopt for the
+// other distributions (no offset is drawn for them).
+std::optional<double> distribution_spread(const Distribution& d);
+// The default cases' mean offset, in spreads.
+inline constexpr double kMeanOffsetSpreads = 10;
+
 struct Transform {
   std::string input;   // empty = identity
   double factor = 1;
-  std::string label() const;  // "id", "x*3", "x*0.01", "x*-1" (factor as printf %g)
+  double offset = 0;   // added after the factor: a mean far from zero against the spread
+  // "id", "x*3", "x*0.01", "x*-1", "x+10", "x-8", "x*3+1" (numbers as printf %g)
+  std::string label() const;
 };
 
 // Special values planted in one float input for a special-value case.

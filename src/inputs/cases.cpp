@@ -1,9 +1,10 @@
 // The canonical case order of docs/design.md. For each shape set of the plan: public and hidden
 // sets get `seeds` seeds, then the transforms x3, x0.01, x(-1) of each float input on seed 0;
-// perturbed sets get `perturbed_seeds` seeds; last, the special-value cases on the first public
-// set. The order never depends on anything but the problem and the options, so "the first failing
-// case" and a case id mean the same thing on every machine, and an id carries the problem hash so a
-// replay against a changed problem is refused rather than silently re-rolled.
+// perturbed sets get `perturbed_seeds` seeds; last, on the first public set, the mean offsets
+// (each float input shifted by 10 spreads) and the special-value cases. The order never depends
+// on anything but the problem and the options, so "the first failing case" and a case id mean
+// the same thing on every machine, and an id carries the problem hash so a replay against a
+// changed problem is refused rather than silently re-rolled.
 #include <algorithm>
 #include <charconv>
 
@@ -131,6 +132,28 @@ CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options) {
         }
         push(set, 0, t, std::nullopt, t.label());
       }
+    }
+  }
+
+  const auto first_unperturbed_public = std::find_if(
+      shapes.sets.begin(), shapes.sets.end(),
+      [](const ShapeSet& s) { return !s.hidden && !s.perturbation; });
+  // A mean far from zero against the spread: one-pass variances (E[x^2] - E[x]^2) and sums that
+  // cancel lose their digits here and nowhere else (mutation campaigns found no scaling that
+  // shows it). Only where the domain keeps a positive shift and the spread is known.
+  if (options.transforms && options.mean_offsets &&
+      first_unperturbed_public != shapes.sets.end()) {
+    for (const InputSpec& in : problem.inputs) {
+      const std::optional<double> spread = distribution_spread(in.dist);
+      if (!is_float(in.dtype) || !spread) continue;
+      const Transform t{in.name, 1.0, kMeanOffsetSpreads * *spread};
+      if (in.domain == Domain::unit) {
+        plan.skipped.push_back(CaseSkip{
+            fmt::format("{} {} on {}", first_unperturbed_public->id, t.label(), in.name),
+            "leaves domain unit"});
+        continue;
+      }
+      push(*first_unperturbed_public, 0, t, std::nullopt, t.label());
     }
   }
 

@@ -174,9 +174,17 @@ HostTensor load_file_input(const InputSpec& spec, const Shape& shape,
 
 }  // namespace
 
+std::optional<double> distribution_spread(const Distribution& d) {
+  if (d.kind == Kind::normal && d.b > 0) return d.b;
+  if (d.kind == Kind::uniform && d.b > d.a) return d.b - d.a;
+  return std::nullopt;
+}
+
 std::string Transform::label() const {
   if (input.empty()) return "id";
-  return fmt::format("{}*{:g}", input, factor);
+  const std::string scaled = factor == 1 && offset != 0 ? input : fmt::format("{}*{:g}", input, factor);
+  if (offset == 0) return scaled;
+  return fmt::format("{}{}{:g}", scaled, offset > 0 ? "+" : "", offset);
 }
 
 std::string_view special_kind_name(SpecialKind k) {
@@ -252,6 +260,7 @@ HostTensor generate_input(const InputSpec& spec, const Shape& shape, StreamId st
   // Transforms are for float inputs only: scaling an index or a mask changes its meaning.
   const bool transformed = is_float(t) && !transform.input.empty() && transform.input == spec.name;
   const double factor = transformed ? transform.factor : 1.0;
+  const double offset = transformed ? transform.offset : 0.0;
 
   const Range range = finite_range(t);
   if (spec.dist.kind == Kind::file) {
@@ -259,7 +268,7 @@ HostTensor generate_input(const InputSpec& spec, const Shape& shape, StreamId st
     parallel_chunks(numel, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
         const double v = src.get(i);
-        const double x = transformed ? v * factor : v;
+        const double x = transformed ? v * factor + offset : v;
         out.set(i, std::isfinite(v) ? range.clamp(x) : x);
       }
     });
@@ -268,7 +277,7 @@ HostTensor generate_input(const InputSpec& spec, const Shape& shape, StreamId st
     parallel_chunks(numel, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
         const double v = draw(i);
-        out.set(i, range.clamp(transformed ? v * factor : v));
+        out.set(i, range.clamp(transformed ? v * factor + offset : v));
       }
     });
   }

@@ -132,34 +132,6 @@ void record_cuda_provenance(Verdict& v) {
   }
 }
 
-// The test switches in force, the device header's folder, the worker executable, and the
-// backend's per-run limits and time budget. Returns why the check cannot go on (ERROR(internal)).
-std::optional<std::string> resolve_settings(CheckSettings& settings, Verdict& v) {
-  const CheckOptions& asked = settings.asked;
-  const char* env = std::getenv("KJ_TEST_DISABLE");
-  const std::set<std::string> switches = parse_disabled(env ? env : "");
-  if (!switches.empty() && !test_switches_allowed())
-    return fmt::format("KJ_TEST_DISABLE={} would turn defences off: test switches are refused "
-                       "unless --unsafe-test-switches is given",
-                       fmt::join(switches, ","));
-  if (const std::set<std::string> unknown = unknown_defences(switches); !unknown.empty())
-    return fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: {})", *unknown.begin(),
-                       fmt::join(kDefences, ", "));
-  v.defences_disabled.assign(switches.begin(), switches.end());
-  settings.defences = Defences::all_but(switches);
-  settings.kjudge_include =
-      asked.kjudge_include.empty() ? find_kjudge_include(asked.self_exe) : asked.kjudge_include;
-  if (settings.kjudge_include.empty())
-    return "cannot find kjudge/device.cuh: set KJUDGE_INCLUDE to the folder that holds kjudge/";
-  // The in-process worker of the isolation switch and the compile-only worker are this
-  // executable too.
-  if (asked.self_exe.empty()) return "CheckOptions::self_exe is empty: no worker to start";
-  settings.deadline_min_s = asked.deadline_min_s;
-  settings.time_budget_s = asked.time_budget_s.value_or(
-      settings.backend == Backend::host ? kHostTimeBudgetS : kCudaTimeBudgetS);
-  return std::nullopt;
-}
-
 // The cases the check judges, in plan order: the backend's plan, or the one --case names.
 // `plan` keeps them.
 std::vector<const Case*> plan_cases(const CheckSettings& settings, const Problem& problem,
@@ -378,6 +350,32 @@ std::unique_ptr<CheckBackend> judge::make_backend(CheckSettings& settings, const
   return make_host_backend(settings, problem, v);
 }
 
+std::optional<std::string> judge::resolve_check_settings(CheckSettings& settings, Verdict& v) {
+  const CheckOptions& asked = settings.asked;
+  const char* env = std::getenv("KJ_TEST_DISABLE");
+  const std::set<std::string> switches = parse_disabled(env ? env : "");
+  if (!switches.empty() && !test_switches_allowed())
+    return fmt::format("KJ_TEST_DISABLE={} would turn defences off: test switches are refused "
+                       "unless --unsafe-test-switches is given",
+                       fmt::join(switches, ","));
+  if (const std::set<std::string> unknown = unknown_defences(switches); !unknown.empty())
+    return fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: {})", *unknown.begin(),
+                       fmt::join(kDefences, ", "));
+  v.defences_disabled.assign(switches.begin(), switches.end());
+  settings.defences = Defences::all_but(switches);
+  settings.kjudge_include =
+      asked.kjudge_include.empty() ? find_kjudge_include(asked.self_exe) : asked.kjudge_include;
+  if (settings.kjudge_include.empty())
+    return "cannot find kjudge/device.cuh: set KJUDGE_INCLUDE to the folder that holds kjudge/";
+  // The in-process worker of the isolation switch and the compile-only worker are this
+  // executable too.
+  if (asked.self_exe.empty()) return "CheckOptions::self_exe is empty: no worker to start";
+  settings.deadline_min_s = asked.deadline_min_s;
+  settings.time_budget_s = asked.time_budget_s.value_or(
+      settings.backend == Backend::host ? kHostTimeBudgetS : kCudaTimeBudgetS);
+  return std::nullopt;
+}
+
 Verdict check(const Problem& problem, const Candidate& candidate, const CheckOptions& options) {
   PhaseTrace trace;
   const PhaseTrace::Scope whole_check(trace, "check (all of it)");
@@ -397,7 +395,7 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     v.manifest.nvrtc_version = nvrtc_version();
     CasePlan plan;
     std::vector<const Case*> cases = plan_cases(settings, problem, plan, v);
-    if (auto refused = resolve_settings(settings, v))
+    if (auto refused = resolve_check_settings(settings, v))
       return draft.failed_early(Reason::internal, *refused);
     for (const Precondition& r : candidate.requirements)
       v.preconditions.push_back(r.text);

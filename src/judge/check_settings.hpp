@@ -8,10 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "judge/defences.hpp"
 #include "judge/trace.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/verdict.hpp"
 
 namespace kj::judge {
 
@@ -42,5 +45,10 @@ struct CheckSettings {
   // The isolation switch: the CUDA worker's session runs inside the oracle's process.
   bool in_process() const { return !defences.isolation; }
 };
+
+// The test switches in force, the device header's folder, the worker executable, and the
+// backend's per-run limits and time budget, from `settings.asked` (settings.backend already
+// chosen). Returns why a check cannot go on (ERROR(internal)); `v` gets the defences disabled.
+std::optional<std::string> resolve_check_settings(CheckSettings& settings, Verdict& v);
 
 } // namespace kj::judge

@@ -109,7 +109,9 @@ std::vector<unsigned char> emulate_generate(const InputSpec& spec, std::int64_t 
   return out;
 }
 
-const Transform transforms[] = {{"", 1.0}, {"x", 3.0}, {"x", 0.01}, {"x", -1.0}};
+// The cases' scalings and the mutation pool's offsets (a multiply, then an add: never fused).
+const Transform transforms[] = {{"", 1.0},  {"x", 3.0},         {"x", 0.01},
+                                {"x", -1.0}, {"x", 1.0, 100.0}, {"x", 3.0, -8.5}};
 
 // ---- host: the device code against the host implementations ---------------------------------
 
@@ -241,7 +243,7 @@ TEST(BuiltinHost, PerElementGeneratorMatchesGenerateInput) {
   for (const Distribution& d : test_distributions()) {
     for (const DType t : all_dtypes) {
       const InputSpec spec = input(t, d);
-      const Transform& tr = transforms[round % 4];
+      const Transform& tr = transforms[round % std::size(transforms)];
       const SpecialValues special{"x", all_specials[static_cast<std::size_t>(round) % 6]};
       const StreamId stream{0x1234567890abcdefull + static_cast<std::uint64_t>(round), 3, 1};
       ++round;
@@ -347,7 +349,7 @@ TEST_F(Builtin, GenerateIsBitIdenticalForEveryDistributionAndDtype) {
   for (const Distribution& d : test_distributions()) {
     for (const DType t : all_dtypes) {
       const InputSpec spec = input(t, d);
-      const Transform& tr = transforms[(round + 1) % 4];
+      const Transform& tr = transforms[(round + 1) % std::size(transforms)];
       const SpecialValues special{"x", all_specials[static_cast<std::size_t>(round) % 6]};
       const StreamId stream{0xfeedfacecafebeefull ^ static_cast<std::uint64_t>(round), 2, 0};
       ++round;

@@ -134,11 +134,13 @@ TEST_F(CudaCaseDiskCache, ACheckOnAWarmFolderReadsTheCasesItStored) {
       EXPECT_EQ(warm.cases[k].outputs[o].log_error_ratio, cold.cases[k].outputs[o].log_error_ratio)
           << k;
   }
-  // An entry read slower than it was made is declined: made afresh from then on, never stored.
+  // An entry read slower than it was made is declined: made afresh from then on, never read.
+  // The warm check may store a case the cold one did not (its making paid a first launch this
+  // time): the third reads that one too.
   const std::uint64_t declined = warm.manifest.case_cache_disk_declined;
   const Verdict third = check(problem, candidate, options());
-  EXPECT_EQ(third.manifest.case_cache_disk_hits, stored - declined);
-  EXPECT_EQ(third.manifest.case_cache_disk_stored, 0u);
+  EXPECT_EQ(third.manifest.case_cache_disk_hits,
+            stored - declined + warm.manifest.case_cache_disk_stored);
 }
 
 } // namespace

@@ -25,6 +25,7 @@ constexpr int dist_normal = 0, dist_uniform = 1, dist_integer = 2, dist_bernoull
 struct generate_params {
   double a, b;                  // the distribution's parameters (Distribution::a, b)
   double factor;                // the transform's factor, applied when `transformed`
+  double offset;                // then the transform's offset (no fused multiply-add)
   double range_lo, range_hi;    // saturation to the dtype's finite range
   double special;               // the value planted when `plant_special`
   long long int_lo;             // int(lo, hi): lo
@@ -39,7 +40,7 @@ struct generate_params {
   int floating;                 // the dtype is a float: saturation keeps NaN (else NaN -> 0)
   int plant_special;            // 0 or 1
 };
-static_assert(sizeof(generate_params) == 120, "generate_params has one layout on both sides");
+static_assert(sizeof(generate_params) == 128, "generate_params has one layout on both sides");
 
 // The value generate_input stores at flat index i, before rounding to the dtype: the draw, the
 // transform, saturation, or the planted special value (generate.cpp, step for step).
@@ -63,7 +64,7 @@ KJ_HD double generate_value(const generate_params& g, unsigned long long i) {
       default: v = draw_pareto(blk, g.a); break;  // dist_pareto
     }
   }
-  if (g.transformed != 0) v = mul(v, g.factor);
+  if (g.transformed != 0) v = mul(v, g.factor) + g.offset;
   if (is_nan(v)) return g.floating != 0 ? v : 0.0;
   return v < g.range_lo ? g.range_lo : (v > g.range_hi ? g.range_hi : v);
 }

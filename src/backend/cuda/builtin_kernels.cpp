@@ -202,6 +202,7 @@ generate_params make_generate_params(const InputSpec& spec, std::int64_t numel, 
   // Transforms are for float inputs only, and only the named one.
   g.transformed = is_float(t) && !transform.input.empty() && transform.input == spec.name ? 1 : 0;
   g.factor = g.transformed != 0 ? transform.factor : 1.0;
+  g.offset = g.transformed != 0 ? transform.offset : 0.0;
 
   // Saturation to the finite range: generated values never overflow to Inf.
   g.floating = is_float(t) ? 1 : 0;

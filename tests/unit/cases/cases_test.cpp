@@ -65,6 +65,8 @@ TEST(EnumerateCases, CanonicalOrderAndIds) {
                            "ab12cd34:public0~C=5:0:id",
                            "ab12cd34:public0~C=1:0:id",
                            "ab12cd34:hidden0~C=7:0:id",
+                           "ab12cd34:public0:0:x+10",
+                           "ab12cd34:public0:0:w+10",
                            "ab12cd34:public0:0:x:nan",
                            "ab12cd34:public0:0:x:pos_inf",
                            "ab12cd34:public0:0:x:neg_inf",
@@ -103,7 +105,12 @@ TEST(EnumerateCases, CaseFields) {
   EXPECT_FALSE(plan.cases[14].shapes.hidden);
   EXPECT_TRUE(plan.cases[17].shapes.hidden);  // derived from hidden0
   EXPECT_EQ(plan.cases[17].case_class(), "perturbed");
-  const Case& nan = plan.cases[18];
+  const Case& shifted = plan.cases[18]; // x + 10 sigma: the mean offset
+  EXPECT_EQ(shifted.case_class(), "public");
+  EXPECT_EQ(shifted.transform.factor, 1.0);
+  EXPECT_EQ(shifted.transform.offset, 10.0);
+  EXPECT_EQ(shifted.shapes.id, "public0");
+  const Case& nan = plan.cases[20];
   EXPECT_EQ(nan.case_class(), "special");
   ASSERT_TRUE(nan.special);
   EXPECT_EQ(nan.special->input, "x");
@@ -164,6 +171,8 @@ TEST(EnumerateCases, TransformDomains) {
                            "ab12cd34:public0:0:q*3",
                            "ab12cd34:public0:0:q*0.01",
                            "ab12cd34:public0:0:q*-1",
+                           "ab12cd34:public0:0:p+10",
+                           "ab12cd34:public0:0:q+10",
                            "ab12cd34:public0:0:p:pos_inf",
                            "ab12cd34:public0:0:p:neg_zero",
                            "ab12cd34:public0:0:p:subnormal",
@@ -178,6 +187,7 @@ TEST(EnumerateCases, TransformDomains) {
                              "public0 p*-1 on p: leaves domain nonnegative",
                              "public0 u*3 on u: leaves domain unit",
                              "public0 u*-1 on u: leaves domain unit",
+                             "public0 u+10 on u: leaves domain unit",
                              "public0 p:nan: domain nonnegative does not admit nan",
                              "public0 p:neg_inf: domain nonnegative does not admit neg_inf",
                              "public0 u:nan: domain unit does not admit nan",

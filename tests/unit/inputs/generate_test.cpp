@@ -264,6 +264,19 @@ TEST(Transform, Labels) {
   EXPECT_EQ((Transform{"x", 0.01}).label(), "x*0.01");
   EXPECT_EQ((Transform{"x", -1}).label(), "x*-1");
   EXPECT_EQ((Transform{"weight", 0.5}).label(), "weight*0.5");
+  EXPECT_EQ((Transform{"x", 1, 100}).label(), "x+100");
+  EXPECT_EQ((Transform{"x", 1, -8.5}).label(), "x-8.5");
+  EXPECT_EQ((Transform{"x", 3, 1}).label(), "x*3+1");
+}
+
+TEST(Transform, OffsetsAfterScalingInTwoRoundings) {
+  const auto in = make_input("x", DType::f64, Distribution::Kind::normal);
+  const HostTensor base = generate_input(in, {100}, {8, 0, 0});
+  const HostTensor moved = generate_input(in, {100}, {8, 0, 0}, {"x", 3, -8.5});
+  for (std::int64_t i = 0; i < 100; ++i) {
+    volatile double scaled = base.get(i) * 3; // rounded before the add, as the device does
+    EXPECT_EQ(moved.get(i), scaled + -8.5);
+  }
 }
 
 TEST(Transform, ScalesTheNamedFloatInputOnly) {

@@ -713,7 +713,9 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {{
     EXPECT_EQ(f.timing->candidate_ms.size(), 1u) << f.case_id;
     EXPECT_EQ(f.timing->reference_ms.size(), 5u) << f.case_id;
   }
-  EXPECT_EQ(timed, 14);  // the public classes of the host plan: 2 shape sets x (1 seed + 6 transforms)
+  // The public classes of the host plan: 2 shape sets x (1 seed + 6 transforms), and the mean
+  // offsets of both inputs on the first.
+  EXPECT_EQ(timed, 16);
   std::ostringstream json_text, console;
   make_json_reporter(json_text)->report(v);
   make_console_reporter(console)->report(v);
@@ -806,8 +808,8 @@ TEST(HostBenchAgainst, ABitIdenticalRetuningPassesWithBothLatencyDistributions) 
   const AgainstBench b;
   const Verdict v = b.run("gelu_block128.cu", 1e6);
   ASSERT_EQ(v.outcome, Outcome::pass) << describe(v);
-  // gelu's host plan: 2 shape sets x (1 seed + 3 transforms of x) public-class cases, 3 runs
-  // each, and the old kernel's 3 beside each case's.
+  // gelu's host plan: 2 shape sets x (1 seed + 3 transforms of x) and x's mean offset on the
+  // first, public-class cases, 3 runs each, and the old kernel's 3 beside each case's.
   int timed = 0;
   for (const CaseFinding& f : v.cases) {
     if (!f.timing) continue;
@@ -816,10 +818,10 @@ TEST(HostBenchAgainst, ABitIdenticalRetuningPassesWithBothLatencyDistributions) 
     EXPECT_EQ(f.timing->against_ms.size(), 3u) << f.case_id;
     for (double ms : f.timing->against_ms) EXPECT_GT(ms, 0) << f.case_id;
   }
-  EXPECT_EQ(timed, 8);
+  EXPECT_EQ(timed, 9);
   ASSERT_TRUE(v.latency && v.latency->against) << describe(v);
-  EXPECT_EQ(v.latency->candidate.n, 24);
-  EXPECT_EQ(v.latency->against->n, 24);
+  EXPECT_EQ(v.latency->candidate.n, 27);
+  EXPECT_EQ(v.latency->against->n, 27);
   EXPECT_TRUE(v.latency->slo_met());
   EXPECT_TRUE(v.runtime_ms.has_value());
 
@@ -828,8 +830,8 @@ TEST(HostBenchAgainst, ABitIdenticalRetuningPassesWithBothLatencyDistributions) 
   make_console_reporter(console)->report(v);
   const auto j = nlohmann::json::parse(json_text.str());
   const auto& l = j.at("latency");
-  EXPECT_EQ(l.at("candidate").at("n"), 24);
-  EXPECT_EQ(l.at("against").at("n"), 24);
+  EXPECT_EQ(l.at("candidate").at("n"), 27);
+  EXPECT_EQ(l.at("against").at("n"), 27);
   for (const char* k : {"p50_ms", "p90_ms", "p99_ms", "max_ms"}) {
     EXPECT_GT(l.at("candidate").at(k).get<double>(), 0) << k;
     EXPECT_GT(l.at("against").at(k).get<double>(), 0) << k;
@@ -845,7 +847,7 @@ TEST(HostBenchAgainst, ABitIdenticalRetuningPassesWithBothLatencyDistributions) 
   const std::string text = console.str();
   EXPECT_NE(text.find("latency (CPU time, every timed run): candidate p50 "), std::string::npos)
       << text;
-  EXPECT_NE(text.find(" (n 24); --against kernel p50 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" (n 27); --against kernel p50 "), std::string::npos) << text;
   EXPECT_NE(text.find("; SLO p99 <= 1e+06 ms: met"), std::string::npos) << text;
 }
 
@@ -887,7 +889,7 @@ TEST(HostBenchAgainst, AnSloOfANanosecondFailsAsATimeout) {
     EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
     EXPECT_EQ(v.reason, Reason::timeout) << describe(v);
     EXPECT_EQ(v.message.rfind("p99 latency ", 0), 0u) << v.message;
-    EXPECT_NE(v.message.find(" ms is over the SLO of 1e-06 ms (--slo-p99), over 24 timed runs"),
+    EXPECT_NE(v.message.find(" ms is over the SLO of 1e-06 ms (--slo-p99), over 27 timed runs"),
               std::string::npos)
         << v.message;
     EXPECT_FALSE(v.first_failing_case);
@@ -961,9 +963,9 @@ TEST(HostCheck, CasesADeclaredPreconditionExcludesAreNotRunAndCountAsNotPassed) 
   const Verdict v = judge("bias_add", problems() / "bias_add/solutions/float4.cu", host_options());
   EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
   EXPECT_EQ(v.preconditions, (std::vector<std::string>{"C % 4 == 0"}));
-  EXPECT_EQ(v.cases_total, 42);
+  EXPECT_EQ(v.cases_total, 44);
   EXPECT_EQ(v.cases_excluded, 8);
-  EXPECT_EQ(v.cases_passed, 34);
+  EXPECT_EQ(v.cases_passed, 36);
   const auto excluded = std::find_if(v.cases.begin(), v.cases.end(),
                                      [](const CaseFinding& c) { return c.excluded; });
   ASSERT_NE(excluded, v.cases.end());
@@ -976,7 +978,7 @@ TEST(HostCheck, CasesADeclaredPreconditionExcludesAreNotRunAndCountAsNotPassed) 
   const nlohmann::json j = to_json(v, ReportOptions{});
   EXPECT_EQ(j["cases_excluded"], 8);
   EXPECT_EQ(j["preconditions"], nlohmann::json::array({"C % 4 == 0"}));
-  EXPECT_DOUBLE_EQ(j["fraction_passed"].get<double>(), 34.0 / 42.0);
+  EXPECT_DOUBLE_EQ(j["fraction_passed"].get<double>(), 36.0 / 44.0);
   const auto c = std::find_if(j["cases"].begin(), j["cases"].end(),
                               [](const nlohmann::json& k) { return k["excluded"] == true; });
   ASSERT_NE(c, j["cases"].end());
@@ -1153,4 +1155,23 @@ __global__ void bias_add_vec4(const float4* x, const float4* b, float4* y, int N
   EXPECT_NE(v.lines_run->added_cases[0].find(":public1:"), std::string::npos);
   EXPECT_NE(v.lines_run->added_cases[1].find(":public0:"), std::string::npos);
   EXPECT_EQ(v.lines_run->stopped, "every larger shape of the problem was run");
+}
+
+// The one-pass variance E[x^2] - E[x]^2: its cancellation shows only on the mean offset
+// (x + 10 sigma); among the rest only the dtype_max special case fails it, by overflowing x^2
+// (another bug). Without both it would be judged correct.
+TEST(HostCheck, TheMeanOffsetCaseIsWhatCatchesAOnePassVariance) {
+  const fs::path trap = problems() / "layernorm/traps/one_pass_variance.cu";
+  CheckOptions without = host_options();
+  without.cases.mean_offsets = false;
+  without.cases.special_values = false;
+  const Verdict before = judge("layernorm", trap, without);
+  EXPECT_EQ(before.outcome, Outcome::pass) << describe(before);
+  CheckOptions with = without;
+  with.cases.mean_offsets = true;
+  const Verdict v = judge("layernorm", trap, with);
+  EXPECT_EQ(v.reason, Reason::mismatch) << describe(v);
+  ASSERT_TRUE(v.first_failing_case);
+  EXPECT_NE(v.first_failing_case->find(":host0:0:x+10"), std::string::npos)
+      << *v.first_failing_case;
 }

@@ -1,0 +1,84 @@
+// `kjudge mutate`: the campaign of the library (kjudge/mutate.hpp) with its reports written
+// where the options say, a progress line on a terminal, the console table on standard output.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "app.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/mutate.hpp"
+
+namespace kj::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_report(const std::string& file, const std::string& text, const char* option) {
+  if (file.empty()) return;
+  std::ofstream f(file, std::ios::binary);
+  f << text;
+  if (!f) throw SpecError(Location{file, "", 0, 0}, fmt::format("{}: cannot write the file", option));
+}
+
+} // namespace
+
+int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err) {
+  mutate::CampaignOptions options;
+  options.problems = args.problems;
+  try {
+    options.checkers = mutate::resolve_checkers(args.checkers);
+  } catch (const std::invalid_argument& e) {
+    err << "kjudge mutate: --checkers: " << e.what() << '\n';
+    return static_cast<int>(ExitCode::spec_error);
+  }
+  options.operators = args.operators;
+  options.budget = args.budget;
+  options.jobs = args.jobs > 0 ? args.jobs
+                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.backend = args.backend;
+  options.self_exe = self_executable().string();
+  const fs::path cache = args.cache.empty() ? default_cache_dir() : fs::path(args.cache);
+  options.cache_dir = cache.string();
+  options.state_dir = !args.state.empty() ? args.state
+                      : cache.empty()     ? std::string()
+                                          : (cache / "mutate").string();
+  if (args.fresh && !options.state_dir.empty())
+    fs::remove(fs::path(options.state_dir) / "results.jsonl");
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto began = std::chrono::steady_clock::now();
+  options.on_progress = [&](std::size_t done, std::size_t total, std::size_t kills) {
+    if (!tty) return;
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+    err << fmt::format("\r{} of {} mutants, {} killed, {:.1f}/s, ETA {:.0f} s   ", done, total,
+                       kills, rate, rate > 0 ? static_cast<double>(total - done) / rate : 0)
+        << std::flush;
+  };
+  mutate::Campaign campaign;
+  try {
+    for (const std::string& o : args.operators) (void)mutate::generate_mutants("", "", {o});
+    campaign = mutate::run_campaign(options);
+  } catch (const std::invalid_argument& e) {
+    err << "kjudge mutate: --operators: " << e.what() << '\n';
+    return static_cast<int>(ExitCode::spec_error);
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const Error*>(&e)) throw;
+    err << "kjudge " << e.what() << '\n';
+    return static_cast<int>(ExitCode::spec_error);
+  }
+  if (tty) err << '\n';
+  mutate::write_console(out, campaign);
+  write_report(args.html, mutate::html_report(campaign), "--html");
+  write_report(args.json, mutate::mutation_report_json(campaign), "--json");
+  write_report(args.jsonl, mutate::mutants_jsonl(campaign), "--jsonl");
+  return 0;
+}
+
+} // namespace kj::cli
