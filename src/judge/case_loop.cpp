@@ -30,14 +30,6 @@ void take_worst_output_reason(CaseFinding& c) {
   }
 }
 
-// A run that left no outputs: it failed to start, crashed, timed out, or (host backend) died
-// of a race.
-bool did_not_run(const RunOutcome& r) {
-  return r.reason == Reason::crash || r.reason == Reason::timeout ||
-         r.reason == Reason::launch_error || r.reason == Reason::internal ||
-         (r.reason != Reason::none && r.outputs.empty() && r.device_outputs.empty());
-}
-
 // What the running side of a case leaves for the host side: the findings the GPU comparator
 // made, or everything the host's comparison needs, on the host, so it can run on another thread
 // while the GPU goes on to the next case.

@@ -58,6 +58,14 @@ struct RunOutcome {
   double cpu_ms = 0, wall_ms = 0;
 };
 
+// A run that left no outputs: it failed to start, crashed, timed out, or (host backend) died
+// of a race.
+inline bool did_not_run(const RunOutcome& r) {
+  return r.reason == Reason::crash || r.reason == Reason::timeout ||
+         r.reason == Reason::launch_error || r.reason == Reason::internal ||
+         (r.reason != Reason::none && r.outputs.empty() && r.device_outputs.empty());
+}
+
 // Bench on the GPU: one timed run per visit, visit j on the worker's buffer set j.
 struct TimedRound {
   Reason reason = Reason::none; // none, or why the round did not run (then no runs)

@@ -110,12 +110,6 @@ ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checke
 
 namespace {
 
-bool did_not_run(const RunOutcome& r) {
-  return r.reason == Reason::crash || r.reason == Reason::timeout ||
-         r.reason == Reason::launch_error || r.reason == Reason::internal ||
-         (r.reason != Reason::none && r.outputs.empty() && r.device_outputs.empty());
-}
-
 // The golden of output o, or the reference where the case has none (integer outputs).
 const HostTensor& expected_of(const CaseData& d, std::size_t o) {
   return d.golden.size() > o && d.golden[o].numel() > 0 ? d.golden[o] : d.reference[o];
