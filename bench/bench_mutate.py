@@ -3,6 +3,7 @@
 state folder, a warm NVRTC cache after the first stage), mutants executed per second end to end
 against the target of 200/s, the split by stage (generate, compile, dedup, execute), and the
 escape-rate table with intervals, the set-cover curve and the held-out scores from its reports.
+The campaign's standard error is kept beside them (with KJUDGE_TRACE=1: where the time went).
 
 usage: bench/bench_mutate.py KJUDGE [--budget N] [--backend cuda|host] [--out DIR] [PROBLEM...]
 """
@@ -41,6 +42,7 @@ def main():
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - t0
+    (out / "mutate.stderr").write_text(proc.stderr)  # KJUDGE_TRACE=1 puts the phases there
     print(proc.stdout)
     if proc.returncode != 0:
         print(proc.stderr[-4000:], file=sys.stderr)

@@ -51,6 +51,15 @@ struct SpareWorkerStats {
 std::shared_ptr<SpareWorkers> make_spare_workers();
 SpareWorkerStats spare_worker_stats(const SpareWorkers& spares);
 
+// One CUDA worker handed from a candidate's runner to the next (src/worker/spare_workers.hpp),
+// for kjudge's own kernels only (a mutation campaign's mutants: never an untrusted candidate,
+// whose state would reach the next): the next runner loads its module into the worker instead
+// of starting a process and a context. A worker that crashed, timed out or hit a sticky CUDA
+// error is never kept.
+class KeptWorker;
+std::shared_ptr<KeptWorker> make_kept_worker();
+std::uint64_t kept_worker_reuses(const KeptWorker& kept); // loads into a kept worker so far
+
 // The GPU bench's timing loop (src/judge/cuda/timing_loop.hpp): per timed case, a time-based
 // warm-up, then rounds of samples until both medians (candidate and reference) are steady, with
 // every sample's outputs judged. The defaults are nvbench's stopping rule.
@@ -96,6 +105,8 @@ struct CheckOptions {
   // Workers started ahead of need (null: each started when needed): the compile-only worker,
   // and the CUDA worker.
   std::shared_ptr<SpareWorkers> spare_workers;
+  // The worker a runner leaves behind for the next (null: none kept); see KeptWorker.
+  std::shared_ptr<KeptWorker> kept_worker;
   // Bench (host backend): after a public case's two runs pass, this many more runs of the
   // candidate and of the reference, timed; every timed output is judged too (stale_output).
   int timed_runs = 0;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -30,6 +31,7 @@
 #include "judge/findings.hpp"
 #include "judge/host/host_backend.hpp"
 #include "judge/output_judging.hpp"
+#include "judge/trace.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
@@ -106,8 +108,11 @@ struct CompileOutcome {
   std::string hash, error;
 };
 
-// Compile `sources` to PTX in `jobs` child processes (NVRTC does not scale across threads);
-// each child writes one line per source: index, ok, the normalised PTX's hash or the error.
+// Compile `sources` in `jobs` child processes (NVRTC does not scale across threads); each
+// child writes one line per source: index, ok, the normalised PTX's hash or the error. With the
+// options a worker's start compiles with (`options` plus the candidate's own), each CUBIN lands
+// in the compile cache, and the execution stage's starts find it there instead of compiling
+// one at a time.
 std::vector<CompileOutcome> compile_all(const std::vector<std::pair<std::string, Candidate>>& sources,
                                         const CompileOptions& options, int jobs) {
   std::vector<CompileOutcome> out(sources.size());
@@ -127,9 +132,11 @@ std::vector<CompileOutcome> compile_all(const std::vector<std::pair<std::string,
         std::string line;
         try {
           std::vector<std::size_t> index;
+          CompileOptions own = options;
+          own.options = c.options;
           const CompiledModule m =
               compile_module(sources[i].first, c.path.filename().string(),
-                             distinct_expressions(c.source.launches, index), options);
+                             distinct_expressions(c.source.launches, index), own);
           line = fmt::format("{}\t1\t{}", i, sha256_hex(normalize_ptx(m.ptx)).substr(0, 16));
         } catch (const std::exception& e) {
           std::string why = e.what();
@@ -182,13 +189,14 @@ struct ProblemRun {
   std::vector<Baseline> baseline;  // per pool case
   std::vector<bool> dropped;       // per pool case
 
-  // Run `kernel` on every input not dropped; `each` sees (input, observation). A timeout ends
-  // the walk (as it ends a check): a kernel that hangs would cost a deadline per input. Returns
-  // whether it timed out.
+  // Run `kernel` on every input not dropped whose shapes meet the preconditions `cand` declares
+  // (`requires`: a check does not run the others either); `each` sees (input, observation). A
+  // timeout ends the walk (as it ends a check): a kernel that hangs would cost a deadline per
+  // input. Returns whether it timed out.
   template <typename F>
-  bool on_pool(KernelUnderTest& kernel, F&& each) {
+  bool on_pool(KernelUnderTest& kernel, const Candidate& cand, F&& each) {
     for (std::size_t i = 0; i < pool.cases.size(); ++i) {
-      if (dropped[i]) continue;
+      if (dropped[i] || unmet_precondition(problem, cand, pool.cases[i])) continue;
       Observation ob = observe(backend, kernel, problem, pool.cases[i], data[i]);
       const bool timed_out = ob.fault == Reason::timeout;
       each(i, std::move(ob));
@@ -238,8 +246,11 @@ struct OpenBackend {
 };
 std::unique_ptr<OpenBackend> open_backend(const Problem& problem, Backend backend,
                                           const CampaignOptions& options, ProblemPool& pool,
+                                          const std::shared_ptr<SpareWorkers>& spares,
                                           bool race_detection) {
   auto b = std::make_unique<OpenBackend>();
+  b->options.spare_workers = spares;
+  b->options.kept_worker = make_kept_worker(); // its runners are kjudge's own, one at a time
   b->options.race_detection = race_detection;
   b->options.backend = backend;
   b->options.self_exe = options.self_exe;
@@ -262,11 +273,15 @@ struct ThreadBackends {
   std::unique_ptr<OpenBackend> screened, unscreened;
   CheckBackend& unscreened_or_screened() { return *(unscreened ? unscreened : screened)->backend; }
 };
+// Mutants are kjudge's own, not adversarial: their workers may start ahead of need (spares,
+// shared by every thread), so a mutant's start does not wait for a process and its context.
 ThreadBackends open_thread_backends(const Problem& problem, Backend backend,
-                                    const CampaignOptions& options, ProblemPool& pool) {
+                                    const CampaignOptions& options, ProblemPool& pool,
+                                    const std::shared_ptr<SpareWorkers>& spares) {
   ThreadBackends t;
-  t.screened = open_backend(problem, backend, options, pool, true);
-  if (backend == Backend::host) t.unscreened = open_backend(problem, backend, options, pool, false);
+  t.screened = open_backend(problem, backend, options, pool, spares, true);
+  if (backend == Backend::host)
+    t.unscreened = open_backend(problem, backend, options, pool, spares, false);
   return t;
 }
 
@@ -310,7 +325,7 @@ void judge_mutant(ProblemRun& run, Planned& pl, const std::string& file) {
     return;
   }
   auto accepts = run.fresh_accepts();
-  const bool hung = run.on_pool(*k, [&](std::size_t i, const Observation& ob) {
+  const bool hung = run.on_pool(*k, cand, [&](std::size_t i, const Observation& ob) {
     if (ob.differs) r.flaky = true;
     if (const auto ratio = error_ratio(ob, run.baseline[i]))
       r.error_ratios.emplace_back(run.pool_base + i, *ratio);
@@ -380,6 +395,12 @@ Campaign run_campaign(const CampaignOptions& options) {
   CompileOptions compile;
   compile.kjudge_include = include;
   compile.cache_dir = options.cache_dir;
+  compile.header_set_hash = header_set_hash(include);
+  if (backend == Backend::cuda) { // the architecture the CUDA runner's start compiles for
+    const CudaContext device(0);
+    compile.arch = device.info().cc_major * 10 + device.info().cc_minor;
+    compile.arch_specific = device.info().cc_major >= 9;
+  }
   std::vector<Planned*> order = in_sampling_order(planned);
   std::vector<Planned*> chosen;
   std::map<std::string, std::string> ptx_owner; // normalised PTX hash -> first mutant id
@@ -464,6 +485,8 @@ Campaign run_campaign(const CampaignOptions& options) {
   }
   std::size_t executed = 0, kills = 0;
   std::size_t to_run = 0;
+  const std::shared_ptr<SpareWorkers> spares = make_spare_workers();
+  PhaseTrace trace; // KJUDGE_TRACE=1: where the execution stage's time goes
   for (Planned* pl : chosen)
     if (pl->result.status == Status::not_run && pl->result.status_reason.empty() &&
         pl->result.mutant.category != Category::control)
@@ -471,8 +494,9 @@ Campaign run_campaign(const CampaignOptions& options) {
 
   for (std::size_t p = 0; p < problems.size(); ++p) {
     const Problem& problem = problems[p];
+    std::optional<PhaseTrace::Scope> phase(std::in_place, trace, "mutate: backend and pool data");
     ProblemPool pool = make_pool(problem, options.checkers);
-    ThreadBackends opened = open_thread_backends(problem, backend, options, pool);
+    ThreadBackends opened = open_thread_backends(problem, backend, options, pool, spares);
     CheckBackend* be = opened.screened->backend.get();
     ProblemRun run{problem, options, campaign, *be, opened.unscreened_or_screened(), pool, 0, {},
                    {}, {}};
@@ -484,6 +508,7 @@ Campaign run_campaign(const CampaignOptions& options) {
     }
     run.baseline.resize(pool.cases.size());
     run.dropped.assign(pool.cases.size(), false);
+    phase.emplace(trace, "mutate: solutions and controls");
     std::string pool_context = context + fmt::format("|{}|", run.pool_base);
     for (const Case& c : pool.cases) pool_context += c.id + ',';
 
@@ -504,7 +529,7 @@ Campaign run_campaign(const CampaignOptions& options) {
                                              failed->message));
       ControlRun cr{name, run.fresh_accepts(), {}};
       std::vector<Observation> seen(pool.cases.size());
-      run.on_pool(*k, [&](std::size_t i, Observation ob) {
+      run.on_pool(*k, cand, [&](std::size_t i, Observation ob) {
         if (ob.fault != Reason::none || ob.unwritten ||
             (ob.differs && !problem.allow_nondeterministic)) {
           if (!run.dropped[i])
@@ -538,7 +563,7 @@ Campaign run_campaign(const CampaignOptions& options) {
         return;
       }
       std::vector<std::pair<std::size_t, Observation>> seen;
-      run.on_pool(*k, [&](std::size_t i, Observation ob) {
+      run.on_pool(*k, cand, [&](std::size_t i, Observation ob) {
         if (cr.broken.empty())
           if (auto killed = kill_reason(ob, run.baseline[i], problem))
             cr.broken = fmt::format("{} on {}", *killed, pool.cases[i].id);
@@ -568,16 +593,13 @@ Campaign run_campaign(const CampaignOptions& options) {
         pl->result.status_reason = "a control: run to set the baseline";
 
     // The sanity mutant: the first solution's outputs made NaN must be killed on every input
-    // where that is visible (some golden element finite: a NaN golden accepts a NaN).
+    // where that is visible.
     std::size_t visible = 0, forced_kills = 0;
     for (std::size_t i = 0; i < pool.cases.size(); ++i) {
       if (run.dropped[i]) continue;
-      const Observation forced = forced_fail((*first_solution)[i], run.data[i]);
-      const bool shows = std::any_of(forced.bad.begin(), forced.bad.end(),
-                                     [](std::int64_t n) { return n > 0; }) ||
-                         std::any_of(forced.error.begin(), forced.error.end(),
-                                     [](double e) { return e > 0; });
-      if (!shows) continue;
+      const Observation& good = (*first_solution)[i];
+      const Observation forced = forced_fail(good, run.data[i]);
+      if (!forced_fail_shows(good, forced)) continue;
       ++visible;
       if (kill_reason(forced, run.baseline[i], problem)) ++forced_kills;
     }
@@ -589,6 +611,7 @@ Campaign run_campaign(const CampaignOptions& options) {
           problem.name, visible - forced_kills, visible));
 
     // The mutants, on `threads` backends side by side (the first is this one).
+    phase.emplace(trace, "mutate: mutants");
     std::vector<Planned*> mine;
     for (Planned* pl : chosen)
       if (pl->result.problem == problem.name && pl->result.status == Status::not_run &&
@@ -609,6 +632,7 @@ Campaign run_campaign(const CampaignOptions& options) {
                   ? pl.original->path.string()
                   : (fs::path(options.state_dir) / "mutants" / (pl.result.mutant.id + ".cu")).string();
           if (!options.state_dir.empty()) std::ofstream(file, std::ios::binary) << pl.text;
+          const PhaseTrace::Scope timed(trace, "mutate: one mutant (a thread's)");
           judge_mutant(on, pl, file);
         }
         const std::lock_guard lock(finished);
@@ -631,7 +655,9 @@ Campaign run_campaign(const CampaignOptions& options) {
     for (std::size_t t = 1; t < threads; ++t)
       side.emplace_back([&, t] {
         try {
-          ThreadBackends own = open_thread_backends(problem, backend, options, pool);
+          std::optional<PhaseTrace::Scope> opening(std::in_place, trace,
+                                                   "mutate: a side thread's backend and data");
+          ThreadBackends own = open_thread_backends(problem, backend, options, pool, spares);
           ProblemRun other{problem,      options, campaign,      *own.screened->backend,
                            own.unscreened_or_screened(), pool, run.pool_base, {},
                            run.baseline, run.dropped};
@@ -639,6 +665,7 @@ Campaign run_campaign(const CampaignOptions& options) {
             other.data.push_back(own.screened->backend->oracle().prepare(c));
             own.screened->backend->complete_host_copies(other.data.back());
           }
+          opening.reset();
           judge_mutants(other);
         } catch (...) {
           failures[t] = std::current_exception();
@@ -652,6 +679,7 @@ Campaign run_campaign(const CampaignOptions& options) {
       next = mine.size();
     }
     for (std::thread& t : side) t.join();
+    phase.reset();
     for (const std::exception_ptr& e : failures)
       if (e) std::rethrow_exception(e);
   }

@@ -41,6 +41,10 @@ Observation observe(judge::CheckBackend& backend, judge::KernelUnderTest& kernel
 // The observation with every element NaN (float outputs) or off by one (integer ones): the
 // sanity mutant.
 Observation forced_fail(const Observation& good, const judge::CaseData& d);
+// Whether an input can show the forced failure: more non-finite elements where the golden is
+// finite than the solution has itself (not on an all-NaN golden, which accepts NaN, nor where
+// the solution overflows on every element whose golden is finite), or an integer off by one.
+bool forced_fail_shows(const Observation& good, const Observation& forced);
 
 // The largest error and non-finite count any correct kernel reaches, per input and output.
 struct Baseline {

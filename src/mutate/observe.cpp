@@ -177,6 +177,11 @@ Observation forced_fail(const Observation& good, const CaseData& d) {
   return ob;
 }
 
+bool forced_fail_shows(const Observation& good, const Observation& forced) {
+  for (std::size_t o = 0; o < forced.bad.size(); ++o)
+    if (forced.bad[o] > good.bad[o] || forced.error[o] > 0) return true;
+  return false;
+}
 
 // Why the strong oracle kills on this input, or nullopt.
 std::optional<std::string> kill_reason(const Observation& ob, const Baseline& b,

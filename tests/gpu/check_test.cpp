@@ -295,6 +295,28 @@ TEST_F(Check, ACrashFailsEveryCaseWithAFreshWorkerEachTime) {
   EXPECT_NE(v.message.find("CUDA_ERROR"), std::string::npos) << v.message;
 }
 
+// A kept worker (kjudge mutate's, for its own mutants) takes the next candidate's module in
+// place of a new process, with verdicts unchanged; a worker that crashed is never kept.
+TEST_F(Check, AKeptWorkerLoadsTheNextCandidateAndACrashedOneIsNotKept) {
+  CheckOptions o = options();
+  o.kept_worker = make_kept_worker();
+  EXPECT_EQ(judge("softmax", problem_dir("softmax") / "solutions/basic.cu", o).outcome,
+            Outcome::pass);
+  EXPECT_EQ(kept_worker_reuses(*o.kept_worker), 0u);
+  const Verdict second = judge("softmax", problem_dir("softmax") / "solutions/warp_shuffle.cu", o);
+  EXPECT_EQ(second.outcome, Outcome::pass) << describe(second);
+  const Verdict trap = judge("softmax", problem_dir("softmax") / "traps/zeros.cu", o);
+  EXPECT_EQ(trap.outcome, Outcome::fail) << describe(trap);
+  EXPECT_EQ(kept_worker_reuses(*o.kept_worker), 2u);
+  // Every case crashes, each in a fresh worker after the first (the kept one): none is left.
+  const Verdict crash = judge("vector_add", write_candidate("crash_kept.cu", kCrash), o);
+  EXPECT_EQ(crash.reason, Reason::crash) << describe(crash);
+  EXPECT_EQ(kept_worker_reuses(*o.kept_worker), 3u);
+  const Verdict after = judge("vector_add", problem_dir("vector_add") / "solutions/basic.cu", o);
+  EXPECT_EQ(after.outcome, Outcome::pass) << describe(after);
+  EXPECT_EQ(kept_worker_reuses(*o.kept_worker), 3u);
+}
+
 TEST_F(Check, FailFastStopsAtTheFirstFailingCase) {
   CheckOptions o = options();
   o.fail_fast = true;

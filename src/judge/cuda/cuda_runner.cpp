@@ -30,7 +30,15 @@ CudaKernelRunner::CudaKernelRunner(std::string role, const Candidate& kernel,
   context_ = candidate_plan_context(role_, problem, kernel, oracle.context().info());
 }
 
-CudaKernelRunner::~CudaKernelRunner() { drop_worker(); }
+CudaKernelRunner::~CudaKernelRunner() {
+  // A worker still here answered its last request: the next runner may load into it.
+  if (settings_.asked.kept_worker && link_ && link_->alive() && !settings_.in_process()) {
+    for (MappedSet& set : sets_)
+      set = {};
+    settings_.asked.kept_worker->keep(std::move(link_));
+  }
+  drop_worker();
+}
 
 void CudaKernelRunner::drop_worker() {
   for (MappedSet& set : sets_)
@@ -61,23 +69,33 @@ std::optional<StartFailure> CudaKernelRunner::spawn_and_load(bool first) {
     drop_worker();
     return StartFailure{reason, std::move(message)};
   };
-  try {
-    if (settings_.in_process())
-      link_ = make_in_process_worker(settings_.asked.device);
-    else
-      link_ = start_worker(settings_, cuda_worker_command(settings_.asked.device));
-  } catch (const std::exception& e) {
-    return fail(Reason::internal, fmt::format("cannot start a worker: {}", e.what()));
+  // A kept worker is past its start and greeting; loading replaces its module and buffers.
+  const bool reused = settings_.asked.kept_worker &&
+                      (link_ = settings_.asked.kept_worker->take()) != nullptr;
+  if (!reused) {
+    try {
+      if (settings_.in_process())
+        link_ = make_in_process_worker(settings_.asked.device);
+      else
+        link_ = start_worker(settings_, cuda_worker_command(settings_.asked.device));
+    } catch (const std::exception& e) {
+      return fail(Reason::internal, fmt::format("cannot start a worker: {}", e.what()));
+    }
+    const Reply hello = link_->hello(deadline_after(settings_.asked.startup_deadline_s));
+    if (hello.status != Reply::Status::ok)
+      return fail(Reason::internal,
+                  fmt::format("the worker did not start: {}", hello.status == Reply::Status::error
+                                                                  ? hello.error.message
+                                                                  : hello.detail));
   }
-  const Reply hello = link_->hello(deadline_after(settings_.asked.startup_deadline_s));
-  if (hello.status != Reply::Status::ok)
-    return fail(Reason::internal,
-                fmt::format("the worker did not start: {}", hello.status == Reply::Status::error
-                                                                ? hello.error.message
-                                                                : hello.detail));
 
   const Reply reply =
       link_->request(to_json(module_, "load"), deadline_after(settings_.asked.startup_deadline_s));
+  if (reused && (reply.status == Reply::Status::died || reply.status == Reply::Status::timeout)) {
+    drop_worker(); // it ended since its last run: start a fresh one
+    return spawn_and_load(first);
+  }
+  if (reused) settings_.asked.kept_worker->count_reuse();
   switch (reply.status) {
   case Reply::Status::ok:
     break;

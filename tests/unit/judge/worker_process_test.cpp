@@ -8,6 +8,7 @@
 // that cannot fit its memory cap ends in the worker, not in the oracle.
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@ bool fd_is_dev_null(int fd) {
 }
 
 int fake_worker(const std::string& mode, int fd) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL); // as the real workers do
   if (mode == "silent") {
     std::this_thread::sleep_for(std::chrono::hours(1));
     return 0;
@@ -283,6 +285,19 @@ TEST(SpareWorkers, HandsOutTheWaitingWorkerAndStartsTheNext) {
   EXPECT_EQ(stats.started_on_demand, 2u);
   EXPECT_EQ(stats.taken_ready, 1u);
   EXPECT_EQ(other->hello(in_ms(10000)).status, Reply::Status::ok);
+}
+
+// A worker dies with the thread that started it (PR_SET_PDEATHSIG): a spare caused by a take on
+// a thread that has ended since (a mutation campaign's per-problem threads) must still answer.
+// The fake worker sets the death signal as the real ones do.
+TEST(SpareWorkers, ASpareOutlivesTheThreadWhoseTakeCausedIt) {
+  kj::SpareWorkers spares;
+  std::thread([&] { (void)spares.take(fake("echo")); }).join();
+  const std::unique_ptr<WorkerProcess> spare = spares.take(fake("echo"));
+  EXPECT_EQ(kj::spare_worker_stats(spares).taken_ready, 1u);
+  const Reply hello = spare->hello(in_ms(10000));
+  ASSERT_EQ(hello.status, Reply::Status::ok) << hello.detail;
+  EXPECT_EQ(spare->request({{"op", "ping"}}, in_ms(10000)).status, Reply::Status::ok);
 }
 
 TEST(WorkerProcess, AShellThatExitsAtOnceIsDeadAtHello) {

@@ -88,6 +88,16 @@ TEST_F(CampaignTest, ReluMutantsAreKilledControlsAcceptedAndResultsKept) {
   EXPECT_EQ(lines, executed); // the second campaign appended nothing
 }
 
+// bias_add's float4.cu requires C % 4 == 0: the inputs whose C does not meet it are not run for
+// it (a check does not run them either), so they are neither dropped for every other kernel
+// nor witnesses against its mutants.
+TEST_F(CampaignTest, InputsASolutionsPreconditionsExcludeAreSkippedNotDropped) {
+  const Campaign c = run_campaign(options({problem_dir("bias_add").string()}, 2));
+  EXPECT_TRUE(c.dropped_inputs.empty()) << c.dropped_inputs.front().second;
+  for (const ControlResult& k : c.controls)
+    EXPECT_TRUE(k.broken.empty()) << k.name << ": " << k.broken;
+}
+
 TEST_F(CampaignTest, AnInterruptedStateLineIsRunAgainNotTrusted) {
   CampaignOptions o = options({problem_dir("relu").string()}, 3);
   const Campaign first = run_campaign(o);
