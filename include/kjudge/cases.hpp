@@ -53,6 +53,14 @@ struct CasePlan {
 // stay, and the plan reveals nothing about the hidden dims.
 CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options = {});
 
+// Inputs beyond a check's plan that `kjudge mutate` draws from (its pool), so that `--case`
+// replays its witnesses too: seeds 0..seeds-1 of `first`'s shapes (`plan`: the host plan) (a KernelBench-style
+// checker's draw), then per float input whose distribution has a spread and whose domain is not
+// the unit interval: a mean offset of kMeanOffsetSpreads spreads and, where the domain is any,
+// all values negative (a maximum initialised to 0). `first`: the plan's first unperturbed
+// case without transform or special values; none: no witnesses (an empty list).
+std::vector<Case> witness_cases(const Problem& problem, const CasePlan& plan, int seeds);
+
 // Find a case by id in a plan; throws SpecError when the id is malformed, names another
 // problem hash ("replay refused: the problem changed"), was drawn with another secret than
 // `secret` ("replay refused") or is not in the plan.

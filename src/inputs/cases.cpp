@@ -194,6 +194,38 @@ CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options) {
   return plan;
 }
 
+std::vector<Case> witness_cases(const Problem& problem, const CasePlan& plan, int seeds) {
+  std::vector<Case> out;
+  const auto at = std::find_if(plan.cases.begin(), plan.cases.end(), [](const Case& c) {
+    return !c.shapes.perturbation && c.transform.input.empty() && !c.special;
+  });
+  if (at == plan.cases.end()) return out;
+  const Case& first = *at;
+  for (int s = 0; s < seeds; ++s) {
+    Case c = first;
+    c.seed = static_cast<std::uint64_t>(s);
+    c.transform = Transform{};
+    c.special.reset();
+    c.id = case_id(problem, c.shapes, c.seed, c.transform.label());
+    out.push_back(std::move(c));
+  }
+  for (const InputSpec& in : problem.inputs) {
+    const std::optional<double> spread = distribution_spread(in.dist);
+    if (!is_float(in.dtype) || !spread || in.domain == Domain::unit) continue;
+    std::vector<double> offsets{kMeanOffsetSpreads * *spread};
+    if (in.domain == Domain::any) offsets.push_back(-8 * *spread - std::max(in.dist.a, 0.0));
+    for (const double offset : offsets) {
+      Case c = first;
+      c.seed = 0;
+      c.special.reset();
+      c.transform = Transform{in.name, 1.0, offset};
+      c.id = case_id(problem, c.shapes, 0, c.transform.label());
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 const Case& find_case(const CasePlan& plan, const Problem& problem, std::string_view id,
                       const std::optional<std::string>& secret) {
   const Location where{"", "case id", 0, 0};

@@ -6,6 +6,7 @@
 // asked for the CUDA backend on a machine without a usable GPU, or for a kernel the host backend
 // cannot run, is a SKIP.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cctype>
 #include <cstdlib>
@@ -132,6 +133,25 @@ void record_cuda_provenance(Verdict& v) {
   }
 }
 
+// The host plan's cases (the mutation pool's are drawn from it) and witness_cases of its first
+// unperturbed case (seeds enough for the one `id` names), appended to `plan`.
+void append_witness_cases(const Problem& problem, std::string_view id, CasePlan& plan) {
+  CaseOptions small;
+  small.include_hidden = false;
+  std::string budget;
+  CasePlan host = host_case_plan(problem, small, budget);
+  // <hash>:<set>:<seed>:<transform>; a malformed id is find_case's to refuse.
+  int seeds = 1;
+  if (const auto c2 = id.find(':', id.find(':') + 1); c2 != std::string_view::npos) {
+    const std::string_view rest = id.substr(c2 + 1);
+    std::uint64_t seed = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), seed);
+    if (ec == std::errc{} && seed < (1u << 16)) seeds = static_cast<int>(seed) + 1;
+  }
+  for (Case& c : witness_cases(problem, host, seeds)) host.cases.push_back(std::move(c));
+  std::move(host.cases.begin(), host.cases.end(), std::back_inserter(plan.cases));
+}
+
 // The cases the check judges, in plan order: the backend's plan, or the one --case names.
 // `plan` keeps them.
 std::vector<const Case*> plan_cases(const CheckSettings& settings, const Problem& problem,
@@ -142,11 +162,13 @@ std::vector<const Case*> plan_cases(const CheckSettings& settings, const Problem
              : enumerate_cases(problem, asked.cases);
   std::vector<const Case*> cases;
   if (asked.only_case) {
-    // A case the host check added for coverage replays too.
+    // A case the host check added for coverage replays too, and on either backend the small
+    // shapes of the host plan and the mutation pool's witnesses (kjudge mutate prints them).
     if (settings.backend == Backend::host) {
       CasePlan larger = host_coverage_plan(problem, asked.cases);
       std::move(larger.cases.begin(), larger.cases.end(), std::back_inserter(plan.cases));
     }
+    append_witness_cases(problem, *asked.only_case, plan);
     cases.push_back(&find_case(plan, problem, *asked.only_case, asked.cases.secret));
     v.manifest.case_budget.clear();
     return cases;

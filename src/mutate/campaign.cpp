@@ -291,13 +291,10 @@ bool may_add_a_race(Category c) {
 
 std::string replay_of(const ProblemRun& run, const std::string& mutant_file, std::size_t i) {
   const Case& c = run.pool.cases[i];
+  // `--case` replays every pool input (check.cpp's append_witness_cases), on either backend.
   std::string cmd = fmt::format("kjudge check {} --candidate {} --case '{}'", run.problem.dir.string(),
                                 mutant_file, c.id);
   if (run.campaign.backend == "host") cmd += " --backend host";
-  if (!run.pool.default_ids.contains(c.id))
-    cmd += fmt::format("  # a pool input outside the check's plan ({}): replay it with kjudge "
-                       "mutate, which makes it",
-                       run.pool.recipes[i]);
   return cmd;
 }
 

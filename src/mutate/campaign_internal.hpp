@@ -22,7 +22,6 @@ struct ProblemPool {
   std::vector<Case> cases;
   std::vector<std::string> recipes;                  // generic: transfers between problems
   std::vector<std::vector<std::size_t>> draws;       // per checker: indices into cases
-  std::set<std::string> default_ids;                 // the cases `kjudge check` plans too
 };
 ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checkers);
 

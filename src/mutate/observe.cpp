@@ -21,11 +21,6 @@ using namespace kj::judge;
 
 namespace {
 
-std::string case_id_of(const Problem& p, const ShapeSet& set, std::uint64_t seed,
-                       const std::string& label) {
-  return fmt::format("{}:{}:{}:{}", p.short_hash(), set.id, seed, label);
-}
-
 // "public:id", "perturbed:id", "public:scale*3", "public:offset+10s", "special:nan": what made
 // the input, without the problem's names.
 std::string recipe_of(const Case& c, const Problem& p) {
@@ -53,53 +48,31 @@ ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checke
   std::string budget;
   // Small shapes on both backends: the host plan (the problem's host shape sets).
   const CasePlan plan = host_case_plan(problem, options, budget);
-  for (const Case& c : plan.cases) {
-    pool.default_ids.insert(c.id);
-    pool.cases.push_back(c);
-  }
-  const auto first = std::find_if(plan.cases.begin(), plan.cases.end(), [](const Case& c) {
-    return !c.shapes.perturbation && c.transform.input.empty() && !c.special;
-  });
-  if (first == plan.cases.end())
+  pool.cases = plan.cases;
+  // Witness space beyond the default cases (witness_cases): the checkers' seeds, a mean
+  // offset where the host plan has none of its own, all-negative values.
+  int seeds = 1;
+  for (const Checker& ch : checkers)
+    if (ch.draw != Checker::Draw::default_cases) seeds = std::max(seeds, ch.seeds);
+  auto index_of = [&](const std::string& id) {
+    return static_cast<std::size_t>(
+        std::find_if(pool.cases.begin(), pool.cases.end(), [&](const Case& k) { return k.id == id; }) -
+        pool.cases.begin());
+  };
+  const std::vector<Case> extra = witness_cases(problem, plan, seeds);
+  if (extra.empty())
     throw SpecError(Location{problem.dir.string(), "", 0, 0},
                     "mutate: the problem has no unperturbed shape set to draw inputs from");
-  auto index_of = [&](const std::string& id) -> std::size_t {
-    for (std::size_t i = 0; i < pool.cases.size(); ++i)
-      if (pool.cases[i].id == id) return i;
-    Case c = *first;
-    c.id = id;
-    pool.cases.push_back(std::move(c));
-    return pool.cases.size() - 1;
-  };
+  for (const Case& c : extra)
+    if (index_of(c.id) == pool.cases.size()) pool.cases.push_back(c);
   for (const Checker& ch : checkers) {
     std::vector<std::size_t> draw;
     if (ch.draw == Checker::Draw::default_cases) {
       for (std::size_t i = 0; i < plan.cases.size(); ++i) draw.push_back(i);
     } else {
-      for (int s = 0; s < std::max(ch.seeds, 1); ++s) {
-        const std::size_t i =
-            index_of(case_id_of(problem, first->shapes, static_cast<std::uint64_t>(s), "id"));
-        pool.cases[i].seed = static_cast<std::uint64_t>(s);
-        draw.push_back(i);
-      }
+      for (int s = 0; s < std::max(ch.seeds, 1); ++s) draw.push_back(index_of(extra[static_cast<std::size_t>(s)].id));
     }
     pool.draws.push_back(std::move(draw));
-  }
-  // Witness space beyond every checker's draw: all-negative values (a maximum initialised to 0),
-  // and the default cases' mean offset where the host plan has none of its own.
-  for (const InputSpec& in : problem.inputs) {
-    const std::optional<double> spread = distribution_spread(in.dist);
-    if (!is_float(in.dtype) || !spread || in.domain == Domain::unit) continue;
-    std::vector<double> offsets{kMeanOffsetSpreads * *spread};
-    if (in.domain == Domain::any) offsets.push_back(-8 * *spread - std::max(in.dist.a, 0.0));
-    for (const double offset : offsets) {
-      Case c = *first;
-      c.transform = Transform{in.name, 1.0, offset};
-      c.id = case_id_of(problem, c.shapes, 0, c.transform.label());
-      if (std::none_of(pool.cases.begin(), pool.cases.end(),
-                       [&](const Case& k) { return k.id == c.id; }))
-        pool.cases.push_back(std::move(c));
-    }
   }
   for (const Case& c : pool.cases) pool.recipes.push_back(recipe_of(c, problem));
   return pool;

@@ -1,11 +1,17 @@
-// The strong oracle's sanity rule on hand-made observations: where the forced-fail mutant (every
-// output NaN) can show, and that kill_reason then kills it.
+// The strong oracle's sanity rule on hand-made observations (where the forced-fail mutant, every
+// output NaN, can show; that kill_reason then kills it) and the pool's witnesses replaying.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "judge/host/host_backend.hpp"
+#include "kjudge/judge.hpp"
 #include "mutate/campaign_internal.hpp"
 
 namespace kj::mutate::detail {
 namespace {
+
+namespace fs = std::filesystem;
 
 Observation seen(std::vector<std::int64_t> bad, std::vector<double> error) {
   Observation ob;
@@ -41,6 +47,35 @@ TEST(ForcedFail, IsKilledOnAnInputWhereItShows) {
   Baseline wide;
   wide.widen(seen({16}, {0}));
   EXPECT_FALSE(kill_reason(seen({16}, {0}), wide, p));
+}
+
+// A mutation campaign's witnesses outside the check's plan (the KernelBench-style seeds, the
+// mean offset, all-negative values) replay with --case, one case each, on the kept inputs.
+TEST(Witnesses, EveryOneReplaysWithCase) {
+  const Problem p = load_problem(fs::path(KJ_SOURCE_DIR) / "problems/relu");
+  const Candidate c = load_candidate(fs::path(KJ_SOURCE_DIR) / "problems/relu/solutions/basic.cu", p);
+  CaseOptions small;
+  small.include_hidden = false;
+  std::string budget;
+  const CasePlan plan = judge::host_case_plan(p, small, budget);
+  const std::vector<Case> witnesses = witness_cases(p, plan, 5);
+  std::vector<std::string> labels;
+  for (const Case& w : witnesses) labels.push_back(w.id.substr(9));
+  EXPECT_EQ(labels, (std::vector<std::string>{"host0:0:id", "host0:1:id", "host0:2:id",
+                                              "host0:3:id", "host0:4:id", "host0:0:x+10",
+                                              "host0:0:x-8"}));
+  for (const Case& w : {witnesses[4], witnesses[6]}) {
+    CheckOptions o;
+    o.backend = Backend::host;
+    o.self_exe = KJ_KJUDGE_EXE;
+    o.kjudge_include = fs::path(KJ_SOURCE_DIR) / "include";
+    o.cache_dir = fs::temp_directory_path() / "kjudge_witness_test_cache";
+    o.only_case = w.id;
+    const Verdict v = check(p, c, o);
+    EXPECT_EQ(v.outcome, Outcome::pass) << w.id << ": " << v.message;
+    ASSERT_EQ(v.cases.size(), 1u) << w.id;
+    EXPECT_EQ(v.cases[0].case_id, w.id);
+  }
 }
 
 } // namespace
