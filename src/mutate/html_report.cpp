@@ -65,7 +65,7 @@ const char* prone_tag(const Mutant& m) {
 }
 
 std::string mutation_code(const Mutant& m) {
-  return "<code>" + esc(one_line(m.original)) + "</code> &rarr; <code>" + esc(one_line(m.replacement)) + "</code>";
+  return "<code>" + esc(shown_on_one_line(m.original)) + "</code> &rarr; <code>" + esc(shown_on_one_line(m.replacement)) + "</code>";
 }
 
 constexpr const char* kStyle = R"(

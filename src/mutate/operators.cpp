@@ -23,6 +23,7 @@
 #include "kjudge/mutate.hpp"
 #include "kjudge/sha256.hpp"
 #include "mutate/operator_tokens.hpp"
+#include "mutate/report_internal.hpp"
 
 namespace kj::mutate {
 
@@ -193,26 +194,10 @@ using detail::ops::Body;
 using detail::ops::Candidate;
 using detail::ops::catalogue_table;
 using detail::ops::FileContext;
+using detail::one_line;
 using detail::ops::operator_index;
 using lex::Token;
 using lex::TokenKind;
-
-// One line for a description: whitespace runs collapsed, long texts cut.
-std::string one_line(std::string_view s) {
-  std::string r;
-  bool space = false;
-  for (char c : s) {
-    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-      space = !r.empty();
-      continue;
-    }
-    if (space) r += ' ';
-    space = false;
-    r += c;
-  }
-  if (r.size() > 60) r = r.substr(0, 57) + "...";
-  return r;
-}
 
 // The names a preprocessor line defines as -inf (`#define NEG_INF __int_as_float(0xff800000)`).
 std::set<std::string> negative_infinity_macros(std::string_view src, const lex::LexResult& lexed) {

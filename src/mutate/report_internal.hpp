@@ -25,9 +25,11 @@ bool accepted_by(const MutantResult& m, const std::string& checker);
 // The checkers (in the campaign's order) that accepted a mutant the strong oracle killed.
 std::vector<std::string> escapes_of(const Campaign& c, const MutantResult& m);
 
-// A mutant's text on one line (whitespace runs folded, long text cut with "..."; `""` when
-// empty): a deleted block spans lines, and a diagnostic or a table cell must not.
+// A mutant's text on one line (whitespace runs folded, long text cut with "..."): a deleted
+// block spans lines, and a description, a diagnostic or a table cell must not.
 std::string one_line(std::string_view text);
+// one_line, or `""` where that is empty (a deletion shown in a diagnostic or a table cell).
+std::string shown_on_one_line(std::string_view text);
 
 // "original -> replacement", each side on one line.
 std::string edit_text(const Mutant& m);

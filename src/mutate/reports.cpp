@@ -68,11 +68,16 @@ std::string one_line(std::string_view text) {
     out += ch;
   }
   if (out.size() > kMaxShown) out = out.substr(0, kMaxShown - 3) + "...";
+  return out;
+}
+
+std::string shown_on_one_line(std::string_view text) {
+  const std::string out = one_line(text);
   return out.empty() ? "\"\"" : out;
 }
 
 std::string edit_text(const Mutant& m) {
-  return one_line(m.original) + " -> " + one_line(m.replacement);
+  return shown_on_one_line(m.original) + " -> " + shown_on_one_line(m.replacement);
 }
 
 const PoolInput* witness_input(const Campaign& c, const MutantResult& m) {
