@@ -175,6 +175,9 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   mutate->add_option("--html", m.html, "write the HTML report to FILE");
   mutate->add_option("--json", m.json, "write the mutation-testing report JSON to FILE");
   mutate->add_option("--jsonl", m.jsonl, "write one JSON line per mutant to FILE");
+  mutate->add_option("--emit-cases", m.emit_cases,
+                     "write DIR/PROBLEM.toml: the [[case]]s that expose what the default cases "
+                     "miss, to append to the problem");
 
   bench->add_option("--runs", into.bench.runs,
                     "host backend: timed runs per public case (default 10)")

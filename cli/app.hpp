@@ -96,6 +96,7 @@ struct MutateArgs {
   std::string state;                   // the campaign's folder (default under --cache's)
   std::string cache;                   // as CheckArgs'
   std::string html, json, jsonl;       // report files
+  std::string emit_cases;              // folder for the [[case]]s the problems should adopt
   bool fresh = false;                  // forget the kept results
 };
 

@@ -26,6 +26,36 @@ void write_report(const std::string& file, const std::string& text, const char* 
   if (!f) throw SpecError(Location{file, "", 0, 0}, fmt::format("{}: cannot write the file", option));
 }
 
+// --emit-cases: one file per problem with something to adopt, a line per problem on `out`.
+void emit_cases(const mutate::Campaign& campaign, const fs::path& dir, std::ostream& out) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw SpecError(Location{dir.string(), "", 0, 0}, "--emit-cases: cannot create the folder");
+  std::size_t complete = 0;
+  for (const mutate::CasesToAdopt& a : mutate::cases_to_adopt(campaign)) {
+    if (a.missed == 0) {
+      ++complete;
+      continue;
+    }
+    std::size_t exposed = 0;
+    for (const auto& g : a.gains) exposed += g.size();
+    if (a.picks.empty()) {
+      out << fmt::format("emit-cases: {}: the default cases miss {} of {} killed mutants; no "
+                         "[[case]] exposes them\n", a.problem, a.missed, a.killed);
+      continue;
+    }
+    const fs::path file = dir / (a.problem + ".toml");
+    write_report(file.string(), mutate::adopted_cases_toml(campaign, a), "--emit-cases");
+    out << fmt::format("emit-cases: {}: the default cases miss {} of {} killed mutants; {} "
+                       "[[case]]{} expose {} -> {}\n",
+                       a.problem, a.missed, a.killed, a.picks.size(), a.picks.size() == 1 ? "" : "s",
+                       exposed, file.string());
+  }
+  if (complete > 0)
+    out << fmt::format("emit-cases: {} problem{}: the default cases expose every killed mutant\n",
+                       complete, complete == 1 ? "" : "s");
+}
+
 } // namespace
 
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err) {
@@ -78,6 +108,7 @@ int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err) {
   write_report(args.html, mutate::html_report(campaign), "--html");
   write_report(args.json, mutate::mutation_report_json(campaign), "--json");
   write_report(args.jsonl, mutate::mutants_jsonl(campaign), "--jsonl");
+  if (!args.emit_cases.empty()) emit_cases(campaign, args.emit_cases, out);
   return 0;
 }
 

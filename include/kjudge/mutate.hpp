@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kjudge/spec.hpp"
+
 namespace kj::mutate {
 
 // ---- Operators ---------------------------------------------------------------------------
@@ -84,6 +86,10 @@ struct PoolInput {
   std::string problem;
   std::string case_id; // replays with `kjudge check PROBLEM --candidate F --case ID`
   std::string recipe;  // "public:id", "perturbed:id", "public:x*-1", "public:offset+10s", "special:x:nan"
+  bool default_case = false; // one of the problem's default cases (kjudge's draw)
+  // Beyond the defaults: the [[case]] that makes it, where one can (a seed and a transform of
+  // the first public shape set).
+  std::optional<AdoptedCase> adoptable = std::nullopt;
 };
 
 struct MutantResult {
@@ -208,6 +214,20 @@ struct CoverCurve {
   std::vector<std::string> chosen_recipes; // the recipes the recipe-level cover picked
 };
 CoverCurve set_cover(const Campaign& c);
+
+// What a problem's default cases miss and the [[case]]s that close it: the killed mutants no
+// default case exposes (to the strong oracle), covered greedily by the pool inputs a [[case]]
+// can make. One entry per problem with a killed mutant, by name.
+struct CasesToAdopt {
+  std::string problem;
+  std::size_t killed = 0, missed = 0;     // killed mutants; of them, none a default case exposes
+  std::vector<std::size_t> picks;         // Campaign::pool indices, in greedy order
+  std::vector<std::vector<std::size_t>> gains; // per pick: the Campaign::mutants it adds
+};
+std::vector<CasesToAdopt> cases_to_adopt(const Campaign& c);
+// The picks as [[case]] tables to append to the problem's problem.toml, with a comment naming
+// the mutants each one adds (empty when there is no pick).
+std::string adopted_cases_toml(const Campaign& c, const CasesToAdopt& a);
 
 // ---- Reports -----------------------------------------------------------------------------
 

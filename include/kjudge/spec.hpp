@@ -249,6 +249,16 @@ struct TimedBaseline {
   GemmCall gemm_call(const Env& dims) const;
 };
 
+// A [[case]] a problem adopts beyond its default plan (`kjudge mutate --emit-cases` writes
+// them): seed `seed` of the first public shape set, input `input` times `scale` plus `offset`
+// (no transform without an input). Appended after the special-value cases.
+struct AdoptedCase {
+  std::uint64_t seed = 0;
+  std::string input;
+  double scale = 1, offset = 0;
+  Location where;
+};
+
 struct Problem {
   std::filesystem::path dir;
   std::string name;
@@ -273,6 +283,7 @@ struct Problem {
   std::vector<Precondition> may_require;  // what candidates may declare in `requires`
   std::vector<RecordedBaseline> baselines;
   std::optional<TimedBaseline> timed_baseline;  // at most one
+  std::vector<AdoptedCase> adopted_cases;
   std::string hash;  // hex SHA-256 of problem.toml and every file it names
   // hash.substr(0, 8), the prefix of every case id.
   std::string short_hash() const { return hash.substr(0, 8); }

@@ -1,7 +1,8 @@
 // The canonical case order of docs/design.md. For each shape set of the plan: public and hidden
 // sets get `seeds` seeds, then the transforms x3, x0.01, x(-1) of each float input on seed 0;
 // perturbed sets get `perturbed_seeds` seeds; last, on the first public set, the mean offsets
-// (each float input shifted by 10 spreads) and the special-value cases. The order never depends
+// (each float input shifted by 10 spreads), the special-value cases and the problem's adopted
+// [[case]]s. The order never depends
 // on anything but the problem and the options, so "the first failing case" and a case id mean
 // the same thing on every machine, and an id carries the problem hash so a replay against a
 // changed problem is refused rather than silently re-rolled.
@@ -191,6 +192,13 @@ CasePlan enumerate_cases(const Problem& problem, const CaseOptions& options) {
       }
     }
   }
+
+  // The problem's adopted cases, where the default transforms are drawn.
+  if (options.transforms && first_unperturbed_public != shapes.sets.end())
+    for (const AdoptedCase& a : problem.adopted_cases) {
+      const Transform t = a.input.empty() ? Transform{} : Transform{a.input, a.scale, a.offset};
+      push(*first_unperturbed_public, a.seed, t, std::nullopt, t.label());
+    }
   return plan;
 }
 

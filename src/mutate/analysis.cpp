@@ -13,7 +13,12 @@
 #include <random>
 #include <set>
 #include <string>
+#include <sstream>
 #include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
 
 #include "kjudge/mutate.hpp"
 
@@ -361,6 +366,68 @@ CoverCurve set_cover(const Campaign& c) {
   for (const std::size_t r : greedy_picks(rm.covers, total, rm.recipes.size()))
     curve.chosen_recipes.push_back(rm.recipes[r]);
   return curve;
+}
+
+std::vector<CasesToAdopt> cases_to_adopt(const Campaign& c) {
+  const KillMatrix km = kill_matrix(c);
+  std::vector<CasesToAdopt> out;
+  for (const ProblemMatrix& pm : problem_matrices(c, km)) {
+    const std::size_t n = pm.elements.size();
+    std::vector<char> missed(n, 1);
+    for (std::size_t j = 0; j < pm.inputs.size(); ++j)
+      if (c.pool[pm.inputs[j]].default_case)
+        for (const std::size_t e : pm.covers[j]) missed[e] = 0;
+    std::vector<std::vector<std::size_t>> sets(pm.inputs.size());
+    for (std::size_t j = 0; j < pm.inputs.size(); ++j)
+      if (c.pool[pm.inputs[j]].adoptable)
+        for (const std::size_t e : pm.covers[j])
+          if (missed[e]) sets[j].push_back(e);
+    CasesToAdopt a;
+    a.problem = km.problem[pm.elements.front()];
+    a.killed = n;
+    a.missed = static_cast<std::size_t>(std::count(missed.begin(), missed.end(), 1));
+    std::vector<char> got(n, 0);
+    for (const std::size_t j : greedy_picks(sets, n, sets.size())) {
+      a.picks.push_back(pm.inputs[j]);
+      auto& gain = a.gains.emplace_back();
+      for (const std::size_t e : sets[j])
+        if (!got[e]) {
+          got[e] = 1;
+          gain.push_back(km.mutant[pm.elements[e]]);
+        }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::string adopted_cases_toml(const Campaign& c, const CasesToAdopt& a) {
+  if (a.picks.empty()) return "";
+  std::string text = fmt::format(
+      "# kjudge mutate --emit-cases: {} of the {} mutants of {} the campaign killed pass every "
+      "default\n# case; these cases expose {} of them. Append to the problem's problem.toml.\n",
+      a.missed, a.killed, a.problem, [&] {
+        std::size_t n = 0;
+        for (const auto& g : a.gains) n += g.size();
+        return n;
+      }());
+  for (std::size_t k = 0; k < a.picks.size(); ++k) {
+    const PoolInput& in = c.pool[a.picks[k]];
+    const AdoptedCase& ac = *in.adoptable;
+    toml::table t{{"seed", static_cast<std::int64_t>(ac.seed)}};
+    if (!ac.input.empty()) {
+      t.insert("input", ac.input);
+      t.insert("scale", ac.scale);
+      t.insert("offset", ac.offset);
+    }
+    std::vector<std::string> ids;
+    for (const std::size_t m : a.gains[k]) ids.push_back(c.mutants[m].mutant.id);
+    std::ostringstream table;
+    table << toml::table{{"case", toml::array{std::move(t)}}};
+    text += fmt::format("\n# {} ({}): exposes {}\n{}\n", in.case_id, in.recipe,
+                        fmt::join(ids, ", "), table.str());
+  }
+  return text;
 }
 
 } // namespace kj::mutate

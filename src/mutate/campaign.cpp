@@ -499,7 +499,7 @@ Campaign run_campaign(const CampaignOptions& options) {
                    {}, {}};
     run.pool_base = campaign.pool.size();
     for (std::size_t i = 0; i < pool.cases.size(); ++i) {
-      campaign.pool.push_back({problem.name, pool.cases[i].id, pool.recipes[i]});
+      campaign.pool.push_back(pool_input(problem, pool, i));
       run.data.push_back(be->oracle().prepare(pool.cases[i]));
       be->complete_host_copies(run.data.back());
     }

@@ -22,8 +22,12 @@ struct ProblemPool {
   std::vector<Case> cases;
   std::vector<std::string> recipes;                  // generic: transfers between problems
   std::vector<std::vector<std::size_t>> draws;       // per checker: indices into cases
+  std::size_t defaults = 0; // cases[0, defaults) are the problem's default cases; the rest are
+                            // witness_cases (a seed and a transform of the first shape set)
 };
 ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checkers);
+// Pool case i as the campaign lists it: whether a default case, else the [[case]] that makes it.
+PoolInput pool_input(const Problem& problem, const ProblemPool& pool, std::size_t i);
 
 // Two runs of one input as the strong oracle and the checkers need them.
 struct Observation {

@@ -63,6 +63,7 @@ ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checke
   if (extra.empty())
     throw SpecError(Location{problem.dir.string(), "", 0, 0},
                     "mutate: the problem has no unperturbed shape set to draw inputs from");
+  pool.defaults = pool.cases.size();
   for (const Case& c : extra)
     if (index_of(c.id) == pool.cases.size()) pool.cases.push_back(c);
   for (const Checker& ch : checkers) {
@@ -76,6 +77,15 @@ ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checke
   }
   for (const Case& c : pool.cases) pool.recipes.push_back(recipe_of(c, problem));
   return pool;
+}
+
+PoolInput pool_input(const Problem& problem, const ProblemPool& pool, std::size_t i) {
+  const Case& k = pool.cases[i];
+  PoolInput in{problem.name, k.id, pool.recipes[i]};
+  in.default_case = i < pool.defaults;
+  if (!in.default_case)
+    in.adoptable = AdoptedCase{k.seed, k.transform.input, k.transform.factor, k.transform.offset, {}};
+  return in;
 }
 
 // ---- Observing a kernel on one input -----------------------------------------------------

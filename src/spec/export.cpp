@@ -198,6 +198,12 @@ std::string export_problem_toml(const Problem& p) {
     out += fmt::format("domain = {}\n", quote(domain_name(in.domain)));
     if (in.specials_given) out += fmt::format("specials = {}\n", strings(in.specials));
   }
+  for (const AdoptedCase& c : p.adopted_cases) {
+    out += fmt::format("\n[[case]]\nseed = {}\n", c.seed);
+    if (!c.input.empty())
+      out += fmt::format("input = {}\nscale = {}\noffset = {}\n", quote(c.input),
+                         toml_float(c.scale), toml_float(c.offset));
+  }
   for (const ScalarSpec& s : p.scalars) {
     out += "\n[[scalar]]\n";
     out += fmt::format("name = {}\n", quote(s.name));

@@ -64,7 +64,7 @@ void Loader::load(const toml::table& root) {
                      {"name", "summary", "tier", "nan", "signed_zero", "nondeterministic",
                       "floor_bytes", "floor_flops", "memory_limit", "allowed_options", "forbid",
                       "dims", "input", "scalar", "output", "reference", "golden", "baseline",
-                      "may_require"},
+                      "may_require", "case"},
                      "", ctx);
   p.dir = dir;
   p.name = detail::need_string(detail::need_key(root, "name", "", ctx), "name", ctx);
@@ -103,6 +103,7 @@ void Loader::load(const toml::table& root) {
 
   if (const toml::node* n = root.get("input")) load_inputs(*n);
   load_outputs(detail::need_key(root, "output", "", ctx));
+  if (const toml::node* n = root.get("case")) load_adopted_cases(*n);
   for (const InputSpec& in : p.inputs)
     scope.tensors.insert(in.name);
   for (const OutputSpec& out : p.outputs)

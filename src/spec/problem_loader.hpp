@@ -79,6 +79,7 @@ struct Loader {
   void load_inputs(const toml::node& node);
   PolicySpec load_policy_table(const toml::table& t, const std::string& field);
   void load_outputs(const toml::node& node);
+  void load_adopted_cases(const toml::node& node);
   void load_output_init(OutputSpec& out, const toml::node& node, const std::string& field);
   void check_policy_fits_tier(const OutputSpec& out, const toml::node& node,
                               const std::string& field);

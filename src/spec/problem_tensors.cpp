@@ -172,6 +172,53 @@ void Loader::load_inputs(const toml::node& node) {
   }
 }
 
+// [[case]]: a seed and a transform of one float input that stays inside the input's domain
+// (a scale in (0, 1] and no shift for `unit`, a positive scale and no negative shift for
+// `positive` and `nonnegative`).
+void Loader::load_adopted_cases(const toml::node& node) {
+  const toml::array& arr = detail::need_array(node, "case", ctx);
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string field = fmt::format("case[{}]", i);
+    const toml::table& t = detail::need_table(arr[i], field, ctx);
+    detail::check_keys(t, {"seed", "input", "scale", "offset"}, field, ctx);
+    AdoptedCase c;
+    c.where = ctx.at(t, field);
+    if (const toml::node* n = t.get("seed")) {
+      const std::int64_t seed = need_integer(*n, detail::join(field, "seed"), ctx);
+      if (seed < 0 || seed >= (1 << 16))
+        ctx.fail(*n, detail::join(field, "seed"), "a seed is in [0, 65535]");
+      c.seed = static_cast<std::uint64_t>(seed);
+    }
+    for (const char* key : {"scale", "offset"})
+      if (const toml::node* n = t.get(key)) {
+        const double v = need_number(*n, detail::join(field, key), ctx);
+        if (!std::isfinite(v)) ctx.fail(*n, detail::join(field, key), "must be finite");
+        (std::string_view(key) == "scale" ? c.scale : c.offset) = v;
+      }
+    const toml::node* in_node = t.get("input");
+    if (!in_node) {
+      if (c.scale != 1 || c.offset != 0)
+        ctx.fail(t, field, "a scale or an offset needs the input it applies to ('input')");
+    } else {
+      const std::string f = detail::join(field, "input");
+      c.input = detail::need_string(*in_node, f, ctx);
+      const InputSpec* in = p.find_input(c.input);
+      if (!in) ctx.fail(*in_node, f, fmt::format("no input named '{}'", c.input));
+      if (!is_float(in->dtype))
+        ctx.fail(*in_node, f, fmt::format("input '{}' is {}: only float inputs are transformed",
+                                          c.input, dtype_name(in->dtype)));
+      const bool leaves = in->domain == Domain::any ? false
+                          : in->domain == Domain::unit
+                              ? c.scale <= 0 || c.scale > 1 || c.offset != 0
+                              : c.scale <= 0 || c.offset < 0;
+      if (leaves)
+        ctx.fail(t, field, fmt::format("x*{:g}{:+g} leaves input '{}''s domain {}", c.scale,
+                                       c.offset, c.input, domain_name(in->domain)));
+    }
+    p.adopted_cases.push_back(std::move(c));
+  }
+}
+
 PolicySpec Loader::load_policy_table(const toml::table& t, const std::string& field) {
   detail::check_keys(
       t, {"kind", "expected", "k", "rtol", "atol", "n", "threshold", "max_fraction"}, field, ctx);

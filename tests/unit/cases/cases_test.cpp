@@ -86,6 +86,28 @@ TEST(EnumerateCases, CanonicalOrderAndIds) {
                          }));
 }
 
+// A problem's [[case]]s come last, on the first public set, where the transforms are drawn.
+TEST(EnumerateCases, AdoptedCasesComeLastOnTheFirstPublicSet) {
+  Problem p = small_problem();
+  p.adopted_cases = {AdoptedCase{3, "", 1, 0, {}}, AdoptedCase{0, "x", 1, -8.5, {}},
+                     AdoptedCase{1, "w", 0.5, 2, {}}};
+  CaseOptions options;
+  options.seeds = 2;
+  const CasePlan plan = enumerate_cases(p, options);
+  const std::vector<std::string> all = ids(plan);
+  ASSERT_GE(all.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(all.end() - 3, all.end()),
+            (std::vector<std::string>{"ab12cd34:public0:3:id", "ab12cd34:public0:0:x-8.5",
+                                      "ab12cd34:public0:1:w*0.5+2"}));
+  const Case& shifted = plan.cases[plan.cases.size() - 2];
+  EXPECT_EQ(shifted.transform.offset, -8.5);
+  EXPECT_EQ(shifted.case_class(), "public");
+  EXPECT_EQ(all.size(), ids(enumerate_cases(small_problem(), options)).size() + 3);
+  options.transforms = false;
+  const std::vector<std::string> bare = ids(enumerate_cases(p, options));
+  EXPECT_EQ(std::count(bare.begin(), bare.end(), "ab12cd34:public0:3:id"), 0);
+}
+
 TEST(EnumerateCases, CaseFields) {
   CaseOptions options;
   options.seeds = 2;

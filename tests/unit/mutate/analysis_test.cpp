@@ -5,6 +5,9 @@
 // greedy set cover: its picks and tie rule, the per-problem suites, random suites' bounds, and
 // the held-out figures, including NaN where they cannot be scored.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -340,6 +343,81 @@ TEST(AnalysisSetCover, IgnoresKillMatrixEntriesOutsideThePool) {
   c.mutants[1].killed_on.push_back(99);
   const CoverCurve cover = set_cover(c);
   EXPECT_EQ(cover.chosen, (std::vector<std::size_t>{1, 2, 3}));
+}
+
+// ---- cases_to_adopt ----
+
+// p: inputs 0 (default), 1 (default), 2 (seed 3), 3 (x-8.5); m0 on {0, 2}, m1 on {2, 3},
+// m2 on {3}, m3 on {1}. q: input 4 (default) catches its only mutant.
+Campaign adoption_campaign() {
+  Campaign c;
+  c.checkers = {"kjudge"};
+  auto def = [](std::string problem, std::string id) {
+    PoolInput in = input(problem, id, "public:id");
+    in.default_case = true;
+    return in;
+  };
+  auto extra = [](std::string id, std::string recipe, AdoptedCase a) {
+    PoolInput in = input("p", id, recipe);
+    in.adoptable = a;
+    return in;
+  };
+  c.pool = {def("p", "p0"), def("p", "p1"), extra("h:s:3:id", "public:id", {3, "", 1, 0, {}}),
+            extra("h:s:0:x-8.5", "public:offset-8s", {0, "x", 1, -8.5, {}}), def("q", "q0")};
+  c.mutants = {
+      result("m0", "p", Category::arithmetic, Status::killed, {}, {0, 2}),
+      result("m1", "p", Category::boundary, Status::killed, {}, {2, 3}),
+      result("m2", "p", Category::semantic, Status::killed, {}, {3}),
+      result("m3", "p", Category::indexing, Status::killed, {}, {1}),
+      result("n0", "q", Category::indexing, Status::killed, {}, {4}),
+  };
+  return c;
+}
+
+TEST(AnalysisCasesToAdopt, CoversWhatNoDefaultCaseExposesGreedily) {
+  const std::vector<CasesToAdopt> all = cases_to_adopt(adoption_campaign());
+  ASSERT_EQ(all.size(), 2u);
+  const CasesToAdopt& p = all[0];
+  EXPECT_EQ(p.problem, "p");
+  EXPECT_EQ(p.killed, 4u);
+  EXPECT_EQ(p.missed, 2u); // m1, m2; m0 a default case already exposes
+  // Input 3 adds m1 and m2; input 2 (m0 is not missed, m1 is taken) adds nothing.
+  EXPECT_EQ(p.picks, (std::vector<std::size_t>{3}));
+  ASSERT_EQ(p.gains.size(), 1u);
+  EXPECT_EQ(p.gains[0], (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(all[1].problem, "q");
+  EXPECT_EQ(all[1].missed, 0u);
+  EXPECT_TRUE(all[1].picks.empty());
+  EXPECT_EQ(adopted_cases_toml(adoption_campaign(), all[1]), "");
+}
+
+TEST(AnalysisCasesToAdopt, AnInputNoCaseCanMakeIsNeverPicked) {
+  Campaign c = adoption_campaign();
+  c.pool[3].adoptable.reset(); // a special-value input, say
+  const std::vector<CasesToAdopt> all = cases_to_adopt(c);
+  EXPECT_EQ(all[0].missed, 2u);
+  EXPECT_EQ(all[0].picks, (std::vector<std::size_t>{2})); // m1 only; m2 stays missed
+  EXPECT_EQ(all[0].gains[0], (std::vector<std::size_t>{1}));
+}
+
+TEST(AnalysisCasesToAdopt, TheTomlIsCaseTablesAProblemLoads) {
+  const Campaign c = adoption_campaign();
+  const std::string text = adopted_cases_toml(c, cases_to_adopt(c)[0]);
+  EXPECT_EQ(text,
+            "# kjudge mutate --emit-cases: 2 of the 4 mutants of p the campaign killed pass every "
+            "default\n# case; these cases expose 2 of them. Append to the problem's "
+            "problem.toml.\n"
+            "\n# h:s:0:x-8.5 (public:offset-8s): exposes m1, m2\n"
+            "[[case]]\ninput = 'x'\noffset = -8.5\nscale = 1.0\nseed = 0\n");
+  // Appended to a problem that has an input x, it loads as one adopted case.
+  const std::filesystem::path relu = std::filesystem::path(KJ_SOURCE_DIR) / "problems/relu";
+  std::ifstream f(relu / "problem.toml");
+  std::stringstream toml;
+  toml << f.rdbuf() << '\n' << text;
+  const Problem p = parse_problem_text(toml.str(), relu, "relu/problem.toml");
+  ASSERT_EQ(p.adopted_cases.size(), 1u);
+  EXPECT_EQ(p.adopted_cases[0].input, "x");
+  EXPECT_EQ(p.adopted_cases[0].offset, -8.5);
 }
 
 } // namespace

@@ -64,6 +64,17 @@ TEST(Witnesses, EveryOneReplaysWithCase) {
   EXPECT_EQ(labels, (std::vector<std::string>{"host0:0:id", "host0:1:id", "host0:2:id",
                                               "host0:3:id", "host0:4:id", "host0:0:x+10",
                                               "host0:0:x-8"}));
+  // The pool: the default cases, then the witnesses they lack; a witness the problem adopted
+  // is a default case, held once.
+  const ProblemPool pool = make_pool(p, builtin_checkers());
+  EXPECT_EQ(pool.defaults, plan.cases.size());
+  EXPECT_EQ(pool.cases[pool.defaults].id.substr(9), "host0:1:id");
+  Problem adopted = p;
+  adopted.adopted_cases = {AdoptedCase{0, "x", 1, witnesses[6].transform.offset, {}}};
+  const ProblemPool with = make_pool(adopted, builtin_checkers());
+  EXPECT_EQ(with.defaults, pool.defaults + 1);
+  EXPECT_EQ(with.cases.size(), pool.cases.size());
+  EXPECT_EQ(with.cases[with.defaults - 1].id.substr(9), "host0:0:x-8");
   for (const Case& w : {witnesses[4], witnesses[6]}) {
     CheckOptions o;
     o.backend = Backend::host;

@@ -834,6 +834,51 @@ TEST(Problem, InOutTensorsAndMayRequire) {
   }
 }
 
+// [[case]]: adopted cases (kjudge mutate --emit-cases writes them), exported as they were
+// read, refused where they name no float input or leave its domain.
+TEST(Problem, AdoptedCases) {
+  const std::string toml = kBase + "\n[[case]]\nseed = 3\n\n[[case]]\ninput = \"x\"\n"
+                                   "scale = 1.0\noffset = -8.5\n";
+  const Problem p = from_text(toml);
+  ASSERT_EQ(p.adopted_cases.size(), 2u);
+  EXPECT_EQ(p.adopted_cases[0].seed, 3u);
+  EXPECT_TRUE(p.adopted_cases[0].input.empty());
+  EXPECT_EQ(p.adopted_cases[1].input, "x");
+  EXPECT_EQ(p.adopted_cases[1].scale, 1.0);
+  EXPECT_EQ(p.adopted_cases[1].offset, -8.5);
+  EXPECT_NE(p.hash, from_text(kBase).hash); // an adopted case changes every case id
+  const std::string exported = export_problem_toml(p);
+  EXPECT_NE(exported.find("\n[[case]]\nseed = 3\n\n[[case]]\nseed = 0\ninput = \"x\"\n"
+                          "scale = 1.0\noffset = -8.5\n"),
+            std::string::npos)
+      << exported;
+  const Problem q = parse_problem_text(exported, p.dir, "exported.toml", fake_read);
+  ASSERT_EQ(q.adopted_cases.size(), 2u);
+  EXPECT_EQ(q.adopted_cases[1].offset, -8.5);
+
+  const std::string positive = replaced(kBase, "shape = [\"R\", \"C\"]\n\n[[output]]",
+                                        "shape = [\"R\", \"C\"]\ndomain = \"positive\"\n\n[[output]]");
+  const struct {
+    std::string base, table, field, message;
+  } bad[] = {
+      {kBase, "sed = 1", "case[0].sed", "unknown field 'sed' in case[0]; did you mean 'seed'?"},
+      {kBase, "seed = -1", "case[0].seed", "a seed is in [0, 65535]"},
+      {kBase, "seed = 1.5", "case[0].seed", "expected an integer, got a float"},
+      {kBase, "offset = 2.0", "case[0]", "a scale or an offset needs the input it applies to"},
+      {kBase, "input = \"z\"", "case[0].input", "no input named 'z'"},
+      {kBase, "input = \"x\"\nscale = inf", "case[0].scale", "must be finite"},
+      {positive, "input = \"x\"\noffset = -1.0", "case[0]",
+       "x*1-1 leaves input 'x''s domain positive"},
+      {positive, "input = \"x\"\nscale = -1.0", "case[0]", "leaves input 'x''s domain positive"},
+  };
+  for (const auto& c : bad) {
+    SCOPED_TRACE(c.table);
+    const SpecError e = error_of(c.base + "\n[[case]]\n" + c.table + "\n");
+    EXPECT_EQ(e.where().field, c.field);
+    EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+  }
+}
+
 TEST(Export, RoundTrips) {
   for (const fs::path& dir :
        {kProblems / "softmax", kProblems / "vector_add", kCases / "good" / "full"}) {
