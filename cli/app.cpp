@@ -151,6 +151,17 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                     "the case cache folder (off: leave it out)");
   cache->add_flag("--json", into.cache.json, "print JSON");
 
+  auto* audit = app->add_subcommand("audit", "whether a problem can be judged under its policy");
+  AuditArgs& au = into.audit;
+  audit->add_option("PROBLEM", au.problems, "problem folders")->required();
+  audit->add_option("--policy", au.policies,
+                    "more policies beside the problem's own: kernelbench-v0, kernelbench, "
+                    "torch-defaults, llmc, or FILE.toml")
+      ->delimiter(',');
+  audit->add_option("--backend", au.backend, "where the cases are made: auto, cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  audit->add_option("--json", au.json, "write the JSON report to FILE, or - for stdout");
+
   auto* mutate = app->add_subcommand("mutate", "measure how many injected bugs each checker lets through");
   MutateArgs& m = into.mutate;
   mutate->add_option("PROBLEM", m.problems, "problem folders (their solutions/*.cu are mutated)")

@@ -100,6 +100,13 @@ struct MutateArgs {
   bool fresh = false;                  // forget the kept results
 };
 
+struct AuditArgs {
+  std::vector<std::string> problems;
+  std::vector<std::string> policies; // checker names or .toml files beside "kjudge"
+  std::string backend = "auto";
+  std::string json;                  // report file, or - for stdout
+};
+
 // Everything the parser fills in.
 struct Invocation {
   ValidateArgs validate;
@@ -111,6 +118,7 @@ struct Invocation {
   ServeArgs serve;
   CacheArgs cache;
   MutateArgs mutate;
+  AuditArgs audit;
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -126,6 +134,7 @@ int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge mutate`.
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err);
+int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge cache`.
 int run_cache(const CacheArgs& args, std::ostream& out, std::ostream& err);
 // Requests from `in` (standard input), answers to `out`.

@@ -35,6 +35,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("serve")) return run_serve(in.serve, std::cin, out, err);
   if (app.got_subcommand("cache")) return run_cache(in.cache, out, err);
   if (app.got_subcommand("mutate")) return run_mutate(in.mutate, out, err);
+  if (app.got_subcommand("audit")) return run_audit(in.audit, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 

@@ -154,6 +154,19 @@ struct Checker {
   bool dtype_epsilon_rtol = false;     // rtol: the output dtype's epsilon (llm.c)
   bool skip_nonfinite_reference = false; // elements whose reference is not finite (llm.c)
 };
+// {rtol, atol} of a tolerance checker for a float output dtype.
+std::pair<double, double> checker_tolerances(const Checker& c, DType t);
+// A tolerance checker's judgement of one output: |a - e| <= atol + rtol |e| everywhere
+// (integers: equal; NaN never close; equal infinities close; elements whose expected value is not
+// finite skipped where the checker says so). log_error_ratio: log10 of the worst element's
+// |a - e| / allowed, clamped to [-12, 12] like OutputFinding's, <= 0 exactly when accepted.
+struct ToleranceJudgement {
+  bool accepted = true;
+  std::int64_t failing = 0, first_failing = -1;
+  double log_error_ratio = -12;
+};
+ToleranceJudgement judge_by_tolerance(const Checker& c, const HostTensor& actual,
+                                      const HostTensor& expected);
 // kjudge, kernelbench-v0, kernelbench, torch-defaults, llmc (the definitions).
 std::vector<Checker> builtin_checkers();
 // A checker a user describes in TOML: name, draw = "default" | "first-shape", seeds,

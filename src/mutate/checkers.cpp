@@ -36,8 +36,9 @@ Checker tolerance_checker(std::string name, int seeds, double f32, double half) 
   return c;
 }
 
-// The tolerances of `c` for an output of dtype `t`: {rtol, atol}.
-std::pair<double, double> tolerances_for(const Checker& c, DType t) {
+} // namespace
+
+std::pair<double, double> checker_tolerances(const Checker& c, DType t) {
   if (c.torch_defaults) return torch_default_tolerances(t);
   const bool half = t != DType::f32 && t != DType::f64;
   double rtol = half ? c.rtol_half : c.rtol;
@@ -46,21 +47,34 @@ std::pair<double, double> tolerances_for(const Checker& c, DType t) {
   return {rtol, atol};
 }
 
-// |a - r| <= atol + rtol |r| everywhere (integers: equal), NaN never close.
-bool within_tolerance(const Checker& c, const HostTensor& actual, const HostTensor& reference) {
+ToleranceJudgement judge_by_tolerance(const Checker& c, const HostTensor& actual,
+                                      const HostTensor& expected) {
   const DType t = actual.dtype();
-  const bool floating = is_float(t);
-  const auto [rtol, atol] = floating ? tolerances_for(c, t) : std::pair{0.0, 0.0};
+  const auto [rtol, atol] = is_float(t) ? checker_tolerances(c, t) : std::pair{0.0, 0.0};
+  ToleranceJudgement j;
+  double worst_pass = 0, worst_fail = 0;
+  bool unbounded = false; // a failing element with no allowance or a NaN error
   for (std::int64_t i = 0; i < actual.numel(); ++i) {
-    const double a = actual.get(i), r = reference.get(i);
-    if (!std::isfinite(r) && c.skip_nonfinite_reference) continue;
-    if (std::isinf(r) && a == r) continue;
-    if (!(std::fabs(a - r) <= atol + rtol * std::fabs(r))) return false;
+    const double a = actual.get(i), e = expected.get(i);
+    if (!std::isfinite(e) && c.skip_nonfinite_reference) continue;
+    if (std::isinf(e) && a == e) continue;
+    const double diff = std::fabs(a - e), allowed = atol + rtol * std::fabs(e);
+    // The test is the comparison, never the ratio: a ratio can round to 1 just past the bound.
+    if (diff <= allowed) {
+      if (allowed > 0) worst_pass = std::max(worst_pass, diff / allowed);
+      continue;
+    }
+    if (j.failing++ == 0) j.first_failing = i;
+    if (allowed > 0 && std::isfinite(diff)) worst_fail = std::max(worst_fail, diff / allowed);
+    else unbounded = true;
   }
-  return true;
+  j.accepted = j.failing == 0;
+  // Clamped like OutputFinding::log_error_ratio, its sign always the verdict's.
+  if (!j.accepted) j.log_error_ratio = unbounded ? 12.0 : std::clamp(std::log10(worst_fail), 1e-12, 12.0);
+  else j.log_error_ratio = worst_pass > 0 ? std::clamp(std::log10(worst_pass), -12.0, 0.0) : -12.0;
+  return j;
 }
 
-} // namespace
 
 namespace detail {
 
@@ -71,7 +85,7 @@ bool checker_accepts(const Checker& ch, const Problem& problem, const CaseData& 
     return false;
   if (ch.judge == Checker::Judge::tolerance) {
     for (std::size_t o = 0; o < ob.out0.size(); ++o)
-      if (!within_tolerance(ch, ob.out0[o], d.reference[o])) return false;
+      if (!judge_by_tolerance(ch, ob.out0[o], d.reference[o]).accepted) return false;
     return true;
   }
   if (ob.fault != Reason::none || ob.unwritten) return false;

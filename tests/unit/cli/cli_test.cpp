@@ -156,6 +156,21 @@ TEST(CliArgs, BadArgumentsExit2WithAHint) {
   EXPECT_TRUE(contains(r.err, "--no-spare-worker")) << r.err;
 }
 
+// audit: exit 1 for a hollow problem (its findings in the table), 0 for an OK one, 2 for a
+// policy it does not know.
+TEST(CliArgs, AuditExitsByItsFindings) {
+  const std::string hollow = std::string(KJ_CASES_DIR) + "/audit/hollow_softmax";
+  auto r = kjudge({"audit", hollow, "--backend", "host"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.out, "hollow_softmax       kjudge           hollow")) << r.out;
+  r = kjudge({"audit", problem_dir("vector_add"), "--backend", "host", "--json", "-"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\"schema_version\": 1")) << r.out;
+  r = kjudge({"audit", problem_dir("vector_add"), "--policy", "kernelbench-v9"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "kjudge audit: --policy: ")) << r.err;
+}
+
 // bench --slo-p99 takes a finite positive number of milliseconds; anything else is exit 2 before
 // anything runs, the option named on stderr.
 TEST(CliArgs, ABadSloP99Exits2NamingIt) {

@@ -1,0 +1,89 @@
+// `kjudge audit`: whether a problem can be judged at all under a policy, before any candidate
+// is (docs/design.md "Audit"). Trivial candidates must fail (else the tolerance is hollow),
+// the same-precision reference must pass against the f64 golden and stay under its dtype's
+// ceiling (else the problem is unjudgeable; a special-value case the reference cannot compute
+// is excused instead).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kjudge/mutate.hpp"
+#include "kjudge/spec.hpp"
+
+namespace kj::audit {
+
+// The largest error the same-precision reference may have against the golden, over the
+// golden's scale (max |ref - g| / max |g|, rms(ref - g) / rms(g)), before its cases stop being
+// a yardstick: 2^(-mantissa_bits / 2), half the dtype's digits (f32 3.5e-4, f16 3.1e-2, bf16
+// 8.8e-2, f64 1.5e-8). Precondition: a float dtype.
+double reference_ceiling(DType output);
+
+// A trivial candidate's outcome under one policy, case by case: one that passes on any case
+// makes the problem hollow, since a kernel can tell its cases apart by their shapes and answer
+// trivially on that one. Not judged on a case where it is the answer (ones where every golden
+// value is 1, a copy of the input where the output equals it).
+struct TrivialResult {
+  std::string name;          // "zeros", "ones", "golden mean", "copy of x", "noise 10x bound", ...
+  std::string output;        // the output it stands in for (the others are not judged)
+  int cases = 0, passed = 0; // cases it was judged on; of them, those it passed
+  // The case where it came closest to passing (smallest log10 error over bound) and that
+  // ratio: <= 0 when it passed there.
+  std::string closest_case;
+  double margin = 12;
+  bool passes() const { return passed > 0; }
+};
+
+// The reference against the golden on one case where it fails: its own fixed tolerance, or the
+// ceiling.
+struct ReferenceFault {
+  std::string case_id, output;
+  bool special = false;             // a special-value case (excused rather than unjudgeable)
+  std::int64_t mismatches = 0;      // elements beyond the policy's bound (0: only the ceiling)
+  std::int64_t first_index = -1;    // the first such element, flat
+  double max_over_scale = 0, rms_over_scale = 0, ceiling = 0;
+  std::string why;                  // one line
+};
+
+enum class Status { ok, hollow, unjudgeable };
+std::string_view status_name(Status s); // "OK", "hollow", "unjudgeable"
+
+struct PolicyAudit {
+  std::string policy;                     // the checker's name ("kjudge": the problem's own)
+  std::string description;                // "the problem's policy on its default cases", ...
+  std::vector<Status> status;             // {ok}, or every finding that holds
+  int cases = 0;
+  std::vector<TrivialResult> trivial;
+  std::vector<ReferenceFault> reference_faults; // unjudgeable: not special; excused: special
+  std::vector<std::string> excused_cases;       // cases no candidate may be rejected on
+  // Per output: median nonzero |golden| over the allowed error there, on the first case
+  // (infinite for an exact policy; absent where the policy has no elementwise bound).
+  std::map<std::string, double> signal_over_bound;
+};
+
+struct ProblemAudit {
+  std::string problem, hash, backend;
+  std::vector<PolicyAudit> policies;
+  bool ok() const;
+};
+
+struct AuditOptions {
+  std::vector<std::string> problems;        // problem folders
+  std::vector<mutate::Checker> checkers;    // "kjudge" first unless the caller says otherwise
+  std::string backend = "auto";             // auto | cuda | host
+  std::string self_exe;                     // kjudge itself
+};
+// Audit every problem under every checker. Throws kj::SpecError for a bad problem,
+// std::runtime_error for a backend that cannot be had.
+std::vector<ProblemAudit> run_audit(const AuditOptions& options);
+
+// The console table: a row per problem x policy with its findings.
+std::string audit_console(const std::vector<ProblemAudit>& audits);
+// One JSON object: schema_version 1, problems (each: problem, hash, backend, policies with
+// status, cases, trivial, reference_faults, excused_cases, signal_over_bound).
+std::string audit_json(const std::vector<ProblemAudit>& audits);
+
+} // namespace kj::audit
