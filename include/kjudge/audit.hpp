@@ -2,7 +2,8 @@
 // is (docs/design.md "Audit"). Trivial candidates must fail (else the tolerance is hollow),
 // the same-precision reference must pass against the f64 golden and stay under its dtype's
 // ceiling (else the problem is unjudgeable; a special-value case the reference cannot compute
-// is excused instead).
+// is excused instead), and a reference on inputs of a narrower precision must fail somewhere
+// (else the downgrade is undetectable).
 #pragma once
 
 #include <cstdint>
@@ -48,8 +49,21 @@ struct ReferenceFault {
   std::string why;                  // one line
 };
 
-enum class Status { ok, hollow, unjudgeable };
-std::string_view status_name(Status s); // "OK", "hollow", "unjudgeable"
+// The reference run on its inputs rounded to a narrower format (the precision a downgraded
+// kernel computes its inputs in), judged by the policy on every case: undetectable when it
+// passes all of them.
+struct DowngradeResult {
+  std::string format;        // "tf32", "bf16", "f16"
+  int cases = 0, passed = 0;
+  // The case where it came closest to failing (largest log10 error over bound), and that ratio.
+  std::string closest_case;
+  double margin = -12;
+  bool undetectable() const { return cases > 0 && passed == cases; }
+};
+
+enum class Status { ok, hollow, unjudgeable, downgrade_undetectable };
+// "OK", "hollow", "unjudgeable", "downgrade undetectable"
+std::string_view status_name(Status s);
 
 struct PolicyAudit {
   std::string policy;                     // the checker's name ("kjudge": the problem's own)
@@ -59,6 +73,8 @@ struct PolicyAudit {
   std::vector<TrivialResult> trivial;
   std::vector<ReferenceFault> reference_faults; // unjudgeable: not special; excused: special
   std::vector<std::string> excused_cases;       // cases no candidate may be rejected on
+  // Formats narrower than the problem's float dtype (tf32, bf16, f16 below f32; bf16 below f16).
+  std::vector<DowngradeResult> downgrades;
   // Per output: median nonzero |golden| over the allowed error there, on the first case
   // (infinite for an exact policy; absent where the policy has no elementwise bound).
   std::map<std::string, double> signal_over_bound;

@@ -1,6 +1,6 @@
 // The audit of include/kjudge/audit.hpp: each policy's cases made by the backend's oracle, the
-// trivial candidates judged on them as a candidate's outputs would be, the reference held to
-// its own policy and to its dtype's ceiling.
+// trivial candidates and the downgraded references judged on them as a candidate's outputs
+// would be, the reference held to its own policy and to its dtype's ceiling.
 #include "kjudge/audit.hpp"
 
 #include <algorithm>
@@ -143,6 +143,15 @@ double sign_of(std::int64_t i) {
   return ((z ^ (z >> 31)) & 1) ? 1.0 : -1.0;
 }
 
+// Input i of the case on the host: the CUDA oracle keeps its inputs on the device, and the host
+// generator gives the same bits.
+HostTensor host_input(const Problem& problem, const Case& c, const CaseData& d, std::size_t i) {
+  if (d.host_master.size() > i) return d.host_master[i];
+  return generate_input(problem.inputs[i], d.input_shapes[i],
+                        StreamId{c.seed, static_cast<std::uint32_t>(i), 0}, c.transform,
+                        c.special ? &*c.special : nullptr, problem.dir);
+}
+
 struct Trivial {
   std::string name;
   std::size_t output;
@@ -192,14 +201,7 @@ std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, 
   };
   for (std::size_t i = 0; i < problem.inputs.size(); ++i)
     if (same_shape(problem.inputs[i].shape, spec.shape)) {
-      // The CUDA oracle keeps its inputs on the device; the host generator gives the same bits.
-      const HostTensor in = d.host_master.size() > i
-                                ? d.host_master[i]
-                                : generate_input(problem.inputs[i], d.input_shapes[i],
-                                                 StreamId{c.seed, static_cast<std::uint32_t>(i), 0},
-                                                 c.transform, c.special ? &*c.special : nullptr,
-                                                 problem.dir);
-      out.push_back({"copy of " + problem.inputs[i].name, o, in.converted(t)});
+      out.push_back({"copy of " + problem.inputs[i].name, o, host_input(problem, c, d, i).converted(t)});
       break;
     }
 
@@ -321,6 +323,63 @@ std::optional<double> signal_over_bound(const Checker& ch, const Problem& proble
   return *allowed > 0 ? median / *allowed : kInf;
 }
 
+// The narrower formats a downgraded kernel may round its inputs to: those with fewer mantissa
+// bits than the problem's float dtype (only they are a loss of precision the policy must see).
+std::vector<std::pair<std::string, FloatFormat>> downgrade_formats(const Problem& problem) {
+  const DType own = problem_float_dtype(problem);
+  std::vector<std::pair<std::string, FloatFormat>> out;
+  if (!is_float(own)) return out;
+  for (auto [name, f] : {std::pair<std::string, FloatFormat>{"tf32", tf32_format()},
+                         {"bf16", float_format(DType::bf16)}, {"f16", float_format(DType::f16)}})
+    if (f.mantissa_bits < float_format(own).mantissa_bits) out.emplace_back(name, f);
+  return out;
+}
+
+// Each downgrade on one case: the reference on the case's float inputs rounded to the format.
+void judge_downgrades(const Checker& ch, const Problem& problem, CheckBackend& be, const Case& c,
+                      const CaseData& d, PolicyAudit& pa) {
+  const auto formats = downgrade_formats(problem);
+  if (pa.downgrades.size() != formats.size())
+    for (const auto& [name, f] : formats) pa.downgrades.push_back({name, 0, 0, "", -12});
+  for (std::size_t k = 0; k < formats.size(); ++k) {
+    std::vector<HostTensor> inputs;
+    bool changed = false; // inputs already on the format's grid (or none float): no downgrade
+    for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
+      HostTensor in = host_input(problem, c, d, i);
+      if (is_float(in.dtype()))
+        for (std::int64_t e = 0; e < in.numel(); ++e) {
+          // Saturating: a careful downgrade keeps finite values finite, so only its precision,
+          // never an overflow of FLT_MAX, can give it away.
+          const FloatFormat& f = formats[k].second;
+          const double v = in.get(e);
+          double r = round_to_format(f, v);
+          if (std::isinf(r) && std::isfinite(v)) r = std::copysign(f.max_finite, v);
+          if (r != v && !(std::isnan(r) && std::isnan(v))) {
+            in.set(e, r);
+            changed = true;
+          }
+        }
+      inputs.push_back(std::move(in));
+    }
+    if (!changed) continue;
+    const std::vector<HostTensor> outputs = be.oracle().reference_on(c, std::move(inputs));
+    bool pass = true;
+    double margin = -12;
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o]);
+      pass = pass && ok;
+      margin = std::max(margin, m);
+    }
+    DowngradeResult& r = pa.downgrades[k];
+    ++r.cases;
+    if (pass) ++r.passed;
+    if (r.closest_case.empty() || margin > r.margin) {
+      r.margin = margin;
+      r.closest_case = c.id;
+    }
+  }
+}
+
 PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend& be,
                          Backend backend) {
   PolicyAudit pa;
@@ -338,6 +397,7 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
     check_reference(ch, problem, c, d, pa);
     // A case whose reference is no yardstick rejects nothing (its bound may be infinite).
     if (pa.reference_faults.size() > faults_before) continue;
+    judge_downgrades(ch, problem, be, c, d, pa);
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
       if (pa.cases == 1)
         if (const auto sb = signal_over_bound(ch, problem, d, o))
@@ -368,6 +428,10 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
   }
   if (hollow) pa.status.push_back(Status::hollow);
   if (unjudgeable) pa.status.push_back(Status::unjudgeable);
+  std::erase_if(pa.downgrades, [](const DowngradeResult& r) { return r.cases == 0; });
+  if (std::any_of(pa.downgrades.begin(), pa.downgrades.end(),
+                  [](const DowngradeResult& r) { return r.undetectable(); }))
+    pa.status.push_back(Status::downgrade_undetectable);
   if (pa.status.empty()) pa.status.push_back(Status::ok);
   return pa;
 }
@@ -383,6 +447,7 @@ std::string_view status_name(Status s) {
   case Status::ok: return "OK";
   case Status::hollow: return "hollow";
   case Status::unjudgeable: return "unjudgeable";
+  case Status::downgrade_undetectable: return "downgrade undetectable";
   }
   return "?";
 }

@@ -37,6 +37,11 @@ std::string audit_console(const std::vector<ProblemAudit>& audits) {
           out += fmt::format("  hollow: '{}' passes {} on {} of {} cases (best on {}: log10 "
                              "error/bound {:.2f})\n",
                              t.name, t.output, t.passed, t.cases, t.closest_case, t.margin);
+      for (const DowngradeResult& r : p.downgrades)
+        if (r.undetectable())
+          out += fmt::format("  downgrade undetectable: the reference on {} inputs passes all {} "
+                             "cases (closest to failing on {}: log10 error/bound {:.2f})\n",
+                             r.format, r.cases, r.closest_case, r.margin);
       for (const ReferenceFault& f : p.reference_faults)
         out += fmt::format("  {}: {} on {}: {}\n", f.special ? "excused" : "unjudgeable", f.output,
                            f.case_id, f.why);
@@ -71,6 +76,14 @@ std::string audit_json(const std::vector<ProblemAudit>& audits) {
                           {"ceiling", f.ceiling},
                           {"why", f.why}});
       for (const auto& [output, sb] : p.signal_over_bound) signal[output] = number(sb);
+      nlohmann::json downgrades = nlohmann::json::array();
+      for (const DowngradeResult& r : p.downgrades)
+        downgrades.push_back({{"format", r.format},
+                              {"cases", r.cases},
+                              {"passed", r.passed},
+                              {"undetectable", r.undetectable()},
+                              {"closest_case", r.closest_case},
+                              {"log_error_ratio", r.margin}});
       policies.push_back({{"policy", p.policy},
                           {"description", p.description},
                           {"status", status},
@@ -78,6 +91,7 @@ std::string audit_json(const std::vector<ProblemAudit>& audits) {
                           {"trivial", trivial},
                           {"reference_faults", faults},
                           {"excused_cases", p.excused_cases},
+                          {"downgrades", downgrades},
                           {"signal_over_bound", signal}});
     }
     problems.push_back({{"problem", a.problem},

@@ -131,6 +131,10 @@ public:
   virtual ~CaseOracle() = default;
   // Inputs, golden and reference of one case. Throws SpecError for the problem's faults.
   virtual CaseData prepare(const Case& c) = 0;
+  // The reference of case `c` run on `inputs` instead of the case's own (one per problem input,
+  // in its dtype), its outputs on the host: the audit's downgrades, the reference on inputs
+  // rounded to a narrower format. Throws SpecError as prepare does.
+  virtual std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) = 0;
 };
 
 } // namespace kj::judge

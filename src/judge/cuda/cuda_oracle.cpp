@@ -246,6 +246,15 @@ void CudaOracle::complete_host_copies(const CaseData& data) const {
 
 CaseData CudaOracle::prepare(const Case& c) { return make_case(c, 0, nullptr); }
 
+std::vector<HostTensor> CudaOracle::reference_on(const Case& c, std::vector<HostTensor> inputs) {
+  CaseData data = case_frame(problem_, c);
+  for (const HostTensor& t : inputs) data.master.push_back(uploaded(t));
+  data.initial = initial_outputs(problem_, data, c, 0);
+  upload_initial(data);
+  make_plan_outputs(reference_, *reference_module_, data, false, c.id, nullptr);
+  return outputs_on_host(data.device_reference, data, false);
+}
+
 CaseData CudaOracle::prepare_visit(const Case& c, std::uint32_t visit, bool host_copies) {
   const Visit v{host_copies};
   return make_case(c, visit, &v);

@@ -27,6 +27,7 @@ public:
   ~CudaOracle() override;
 
   CaseData prepare(const Case& c) override;
+  std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
 
   // Bench on the GPU: case `c` with its inputs drawn afresh for `visit` (StreamId::visit; the
   // check's are visit 0), the golden and the reference made on the device (on the host too only

@@ -41,6 +41,7 @@ public:
   ~HostOracle() override;
 
   CaseData prepare(const Case& c) override;
+  std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
   // `kjudge bench`: on public cases, run the reference this many more times, timed
   // (CaseData::reference_cpu_ms).
   void time_reference(int runs) { timed_runs_ = runs; }

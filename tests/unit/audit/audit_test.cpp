@@ -1,7 +1,8 @@
 // The audit on the host backend, reason by reason: a deliberately hollow problem (zeros pass),
-// one whose reference fails its own tolerance (unjudgeable), a bundled one that is OK with
-// what makes it OK (every trivial candidate fails, a special-value case the reference cannot
-// compute is excused), the other checkers' policies, and the ceiling per dtype.
+// one whose reference fails its own tolerance (unjudgeable), one whose tolerance cannot tell
+// bf16 inputs from f32 (downgrade undetectable), a bundled one that is OK with what makes it OK
+// (every trivial candidate fails, a special-value case the reference cannot compute is
+// excused), the other checkers' policies, and the ceiling per dtype.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +38,13 @@ const TrivialResult& trivial(const PolicyAudit& p, const std::string& name) {
   return *it;
 }
 
+const DowngradeResult& downgrade(const PolicyAudit& p, const std::string& format) {
+  const auto it = std::find_if(p.downgrades.begin(), p.downgrades.end(),
+                               [&](const DowngradeResult& d) { return d.format == format; });
+  if (it == p.downgrades.end()) throw std::runtime_error("no downgrade " + format);
+  return *it;
+}
+
 TEST(AuditCeiling, HalfTheDigitsOfEachDtype) {
   EXPECT_DOUBLE_EQ(reference_ceiling(DType::f32), std::exp2(-11.5));
   EXPECT_DOUBLE_EQ(reference_ceiling(DType::f16), std::exp2(-5.0));
@@ -48,7 +56,7 @@ TEST(Audit, ZerosPassingATolerancePastTheSignalIsHollow) {
   const auto audits = audit_of(fixture("hollow_softmax"));
   ASSERT_EQ(audits.size(), 1u);
   const PolicyAudit& p = audits[0].policies.at(0);
-  EXPECT_EQ(p.status, (std::vector<Status>{Status::hollow}));
+  EXPECT_EQ(p.status, (std::vector<Status>{Status::hollow, Status::downgrade_undetectable}));
   EXPECT_FALSE(audits[0].ok());
   const TrivialResult& zeros = trivial(p, "zeros");
   EXPECT_EQ(zeros.output, "y");
@@ -104,11 +112,53 @@ TEST(Audit, OtherPoliciesAreJudgedOnTheirOwnDraw) {
   EXPECT_EQ(ps[1].policy, "kernelbench-v0");
   EXPECT_EQ(ps[1].cases, 5);
   EXPECT_EQ(ps[2].cases, 1);
-  for (const PolicyAudit& p : ps) EXPECT_EQ(p.status, (std::vector<Status>{Status::ok})) << p.policy;
+  EXPECT_EQ(ps[0].status, (std::vector<Status>{Status::ok}));
+  EXPECT_EQ(ps[2].status, (std::vector<Status>{Status::ok}));
+  // 1e-2 lets a kernel read its logits as bf16 (or tf32) through; torch's f32 defaults do not.
+  EXPECT_EQ(ps[1].status, (std::vector<Status>{Status::downgrade_undetectable}));
+  EXPECT_TRUE(downgrade(ps[1], "bf16").undetectable());
+  for (const DowngradeResult& d : ps[2].downgrades) EXPECT_FALSE(d.undetectable()) << d.format;
   // A long f32 sum is off the f64 golden by more than torch's f32 defaults allow.
   const auto sums = audit_of(bundled("reduce_sum"), {"kjudge", "torch-defaults"});
   EXPECT_EQ(sums[0].policies[0].status, (std::vector<Status>{Status::ok}));
   EXPECT_EQ(sums[0].policies[1].status, (std::vector<Status>{Status::unjudgeable}));
+}
+
+TEST(Audit, ATolerancePastBf16sRoundingCannotTellItFromF32) {
+  const auto audits = audit_of(fixture("bf16_blind"));
+  const PolicyAudit& p = audits[0].policies.at(0);
+  EXPECT_EQ(p.status, (std::vector<Status>{Status::downgrade_undetectable})); // never hollow
+  for (const TrivialResult& t : p.trivial) EXPECT_FALSE(t.passes()) << t.name;
+  ASSERT_EQ(p.downgrades.size(), 3u);
+  for (const char* f : {"tf32", "bf16"}) {
+    const DowngradeResult& d = downgrade(p, f);
+    EXPECT_TRUE(d.undetectable()) << f;
+    EXPECT_EQ(d.passed, d.cases) << f;
+    EXPECT_LE(d.margin, 0) << f;
+  }
+  // f16 has the mantissa of tf32 but not the range: FLT_MAX saturates at 65504.
+  const DowngradeResult& f16 = downgrade(p, "f16");
+  EXPECT_EQ(f16.passed, f16.cases - 1);
+  EXPECT_NE(f16.closest_case.find(":x:dtype_max"), std::string::npos) << f16.closest_case;
+  // The bundled relu judges the same kernel by relative(16) against the golden: rejected.
+  const auto relu = audit_of(bundled("relu"), {"kjudge", "kernelbench-v0"});
+  EXPECT_EQ(relu[0].policies[0].status, (std::vector<Status>{Status::ok}));
+  for (const DowngradeResult& d : relu[0].policies[0].downgrades) {
+    EXPECT_FALSE(d.undetectable()) << d.format;
+    EXPECT_GT(d.margin, 0) << d.format;
+  }
+  EXPECT_TRUE(downgrade(relu[0].policies[1], "bf16").undetectable());
+}
+
+TEST(Audit, OnlyFormatsBelowTheProblemsPrecisionAndOnlyWhereTheyChangeAnInput) {
+  // gelu is f16: bf16 is the only narrower format.
+  const auto gelu = audit_of(bundled("gelu"));
+  ASSERT_EQ(gelu[0].policies[0].downgrades.size(), 1u);
+  EXPECT_EQ(gelu[0].policies[0].downgrades[0].format, "bf16");
+  // histogram's inputs are integers: nothing to round, no downgrade.
+  const auto histogram = audit_of(bundled("histogram"));
+  EXPECT_TRUE(histogram[0].policies[0].downgrades.empty());
+  EXPECT_EQ(histogram[0].policies[0].status, (std::vector<Status>{Status::ok}));
 }
 
 TEST(Audit, TheJsonHoldsEveryFinding) {
@@ -119,7 +169,9 @@ TEST(Audit, TheJsonHoldsEveryFinding) {
   EXPECT_EQ(p["problem"], "hollow_softmax");
   EXPECT_EQ(p["backend"], "host");
   EXPECT_EQ(p["ok"], false);
-  EXPECT_EQ(p["policies"][0]["status"], nlohmann::json::array({"hollow"}));
+  EXPECT_EQ(p["policies"][0]["status"], nlohmann::json::array({"hollow", "downgrade undetectable"}));
+  EXPECT_EQ(p["policies"][0]["downgrades"][1]["format"], "bf16");
+  EXPECT_EQ(p["policies"][0]["downgrades"][1]["undetectable"], true);
   EXPECT_EQ(p["policies"][0]["trivial"][0]["name"], "zeros");
   EXPECT_EQ(p["policies"][0]["trivial"][0]["passes"], true);
   const std::string table = audit_console(audits);
