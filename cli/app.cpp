@@ -77,6 +77,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
         ->check(CLI::IsMember({"auto", "cuda", "host"}));
     sub->add_flag("--no-race-detection", k.no_race_detection,
                   "host backend: no race screening (faster, races unseen)");
+    sub->add_flag("--allow-loosen", k.allow_loosen,
+                  "judge by a policy looser than the problem's card.toml records");
     sub->add_flag("--exact-bounds", k.options.exact_bounds,
                   "host backend: every run checked, every out-of-bounds read or write exact");
     sub->add_flag("--exact-percentiles", k.options.exact_percentiles,
@@ -161,6 +163,11 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   audit->add_option("--backend", au.backend, "where the cases are made: auto, cuda, host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   audit->add_option("--json", au.json, "write the JSON report to FILE, or - for stdout");
+
+  auto* card = app->add_subcommand("card", "write a problem's tolerance card from its audit");
+  card->add_option("PROBLEM", into.card.problem, "a problem folder")->required();
+  card->add_option("--backend", into.card.backend, "where the cases are made: auto, cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
 
   auto* mutate = app->add_subcommand("mutate", "measure how many injected bugs each checker lets through");
   MutateArgs& m = into.mutate;

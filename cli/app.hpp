@@ -61,6 +61,7 @@ struct CheckArgs {
   int runs = 0;          // bench: timed runs per public case (0: check, no timing)
   TimingOptions timing;  // bench on the GPU
   std::optional<double> slo_p99_ms; // bench --slo-p99: the candidate's p99 latency at most this
+  bool allow_loosen = false; // a policy looser than the problem's card.toml records
 };
 
 struct ServeArgs {
@@ -107,6 +108,11 @@ struct AuditArgs {
   std::string json;                  // report file, or - for stdout
 };
 
+struct CardArgs {
+  std::string problem;
+  std::string backend = "auto";
+};
+
 // Everything the parser fills in.
 struct Invocation {
   ValidateArgs validate;
@@ -119,6 +125,7 @@ struct Invocation {
   CacheArgs cache;
   MutateArgs mutate;
   AuditArgs audit;
+  CardArgs card;
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -135,6 +142,7 @@ int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge mutate`.
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err);
 int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err);
+int run_card(const CardArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge cache`.
 int run_cache(const CacheArgs& args, std::ostream& out, std::ostream& err);
 // Requests from `in` (standard input), answers to `out`.

@@ -1,6 +1,6 @@
-// `kjudge audit`: the library's audit (kjudge/audit.hpp) under the problem's policy and the ones
-// --policy names, the table on standard output (unless the JSON goes there), the JSON where
-// --json says.
+// `kjudge audit` and `kjudge card`: the library's audit (kjudge/audit.hpp) under the problem's
+// policy and the ones --policy names, the table on standard output (unless the JSON goes there),
+// the JSON where --json says; the card written beside problem.toml.
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -12,6 +12,25 @@
 #include "kjudge/error.hpp"
 
 namespace kj::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The audit into `audits`; the exit code when the backend cannot be had (its reason on `err`).
+std::optional<int> run_audits(const audit::AuditOptions& options,
+                              std::vector<audit::ProblemAudit>& audits, std::ostream& err) {
+  try {
+    audits = audit::run_audit(options);
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const Error*>(&e)) throw;
+    err << "kjudge " << e.what() << '\n';
+    return static_cast<int>(ExitCode::internal);
+  }
+  return std::nullopt;
+}
+
+} // namespace
 
 int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err) {
   audit::AuditOptions options;
@@ -28,13 +47,7 @@ int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err) {
   options.backend = args.backend;
   options.self_exe = self_executable().string();
   std::vector<audit::ProblemAudit> audits;
-  try {
-    audits = audit::run_audit(options);
-  } catch (const std::runtime_error& e) {
-    if (dynamic_cast<const Error*>(&e)) throw;
-    err << "kjudge " << e.what() << '\n';
-    return static_cast<int>(ExitCode::internal);
-  }
+  if (const auto failed = run_audits(options, audits, err)) return *failed;
   if (args.json != "-") out << audit::audit_console(audits);
   if (!args.json.empty()) {
     const std::string text = audit::audit_json(audits);
@@ -49,6 +62,23 @@ int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err) {
   for (const audit::ProblemAudit& a : audits)
     if (!a.ok()) return static_cast<int>(ExitCode::fail);
   return 0;
+}
+
+int run_card(const CardArgs& args, std::ostream& out, std::ostream& err) {
+  const Problem problem = load_problem(args.problem);
+  audit::AuditOptions options;
+  options.problems = {problem.dir.string()};
+  options.checkers = mutate::resolve_checkers({"kjudge"});
+  options.backend = args.backend;
+  options.self_exe = self_executable().string();
+  std::vector<audit::ProblemAudit> audits;
+  if (const auto failed = run_audits(options, audits, err)) return *failed;
+  const fs::path file = problem.dir / "card.toml";
+  std::ofstream f(file, std::ios::binary);
+  f << audit::card_toml(problem, audits.at(0));
+  if (!f) throw SpecError(Location{file.string(), "", 0, 0}, "cannot write the card");
+  out << audit::audit_console(audits) << "wrote " << file.string() << '\n';
+  return audits[0].ok() ? 0 : static_cast<int>(ExitCode::fail);
 }
 
 } // namespace kj::cli

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
+#include "kjudge/audit.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/test_switches.hpp"
 #include "kjudge/report.hpp"
@@ -90,6 +91,9 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   refuse_silent_test_switches(a.unsafe_test_switches, a.runs > 0 ? "bench" : "check");
   allow_test_switches(a.unsafe_test_switches);
   const Problem problem = load_problem(a.problem);
+  if (!a.allow_loosen)
+    if (const auto why = audit::card_refusal(problem))
+      throw SpecError({(problem.dir / "card.toml").string(), "policy", 0, 0}, *why);
   std::error_code ec;
   if (!fs::is_regular_file(a.candidate, ec))
     throw SpecError({a.candidate, "--candidate", 0, 0}, "no such file");

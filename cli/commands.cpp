@@ -36,6 +36,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("cache")) return run_cache(in.cache, out, err);
   if (app.got_subcommand("mutate")) return run_mutate(in.mutate, out, err);
   if (app.got_subcommand("audit")) return run_audit(in.audit, out, err);
+  if (app.got_subcommand("card")) return run_card(in.card, out, err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 

@@ -75,6 +75,8 @@ struct PolicyAudit {
   std::vector<std::string> excused_cases;       // cases no candidate may be rejected on
   // Formats narrower than the problem's float dtype (tf32, bf16, f16 below f32; bf16 below f16).
   std::vector<DowngradeResult> downgrades;
+  // Per output: the reference's largest error over the golden's scale on any judged case.
+  std::map<std::string, std::pair<double, double>> reference_over_scale; // {max, rms}
   // Per output: median nonzero |golden| over the allowed error there, on the first case
   // (infinite for an exact policy; absent where the policy has no elementwise bound).
   std::map<std::string, double> signal_over_bound;
@@ -101,5 +103,27 @@ std::string audit_console(const std::vector<ProblemAudit>& audits);
 // One JSON object: schema_version 1, problems (each: problem, hash, backend, policies with
 // status, cases, trivial, reference_faults, excused_cases, signal_over_bound).
 std::string audit_json(const std::vector<ProblemAudit>& audits);
+
+// ---- Tolerance cards ----------------------------------------------------------------------
+
+// The card of a problem: card.toml beside problem.toml, written by `kjudge card` from an audit
+// under the problem's own policy. It is not part of the problem's hash (writing it changes no
+// case id). Keys: kjudge_version, problem_hash, backend, audit (the findings, "OK" or a list),
+// cases, and an [[output]] per output: name, policy (as written), signal_over_bound,
+// reference_max_over_scale and reference_rms_over_scale (the reference's largest error over the
+// golden's scale on any case), [[output.rejected]] (each trivial candidate and downgrade the
+// audit saw rejected, with its log10 error over bound where it came closest to passing).
+std::string card_toml(const Problem& problem, const ProblemAudit& audit);
+
+// Whether policy `now` accepts more than `recorded` for an output of dtype `t`: a larger k,
+// rtol, atol, ulps, threshold or fraction, a smaller cosine or topk agreement, or another kind
+// than `recorded` (whose order cannot be told; `exact` recorded is looser than anything but
+// itself). Defaults are resolved first (relative without k: the dtype's default).
+bool policy_looser(const PolicySpec& now, const PolicySpec& recorded, DType t);
+
+// Why `problem`'s policy is looser than its card records (card.toml beside problem.toml, one
+// line naming the output and both policies), or nullopt when it is not or there is no card.
+// Throws kj::SpecError naming card.toml for a card that does not parse.
+std::optional<std::string> card_refusal(const Problem& problem);
 
 } // namespace kj::audit

@@ -30,6 +30,10 @@ inline constexpr std::uint64_t kCompileMemoryCapBytes = std::uint64_t{4} << 30;
 enum class Backend { automatic, cuda, host };
 std::string_view backend_name(Backend b);           // "auto", "cuda", "host"
 std::optional<Backend> parse_backend(std::string_view name);
+// The backend "auto", "cuda" or "host" (anything else: auto) comes to on this machine: auto is
+// the GPU when one is usable, else the host. Throws std::runtime_error("<who>: no usable GPU
+// for --backend cuda: <why>") when cuda is asked for and no GPU is usable.
+Backend machine_backend(std::string_view name, std::string_view who);
 
 // The oracle's cases kept between checks of one judge (src/judge/case_cache.hpp): each case's
 // inputs, golden and reference made once per problem, backend and case.

@@ -272,6 +272,9 @@ void check_reference(const Checker& ch, const Problem& problem, const Case& c, c
     fault.max_over_scale = max_e / std::max(max_g, floor);
     fault.rms_over_scale = std::sqrt(sq_e / static_cast<double>(n)) /
                            std::max(std::sqrt(sq_g / static_cast<double>(n)), floor);
+    auto& [worst_max, worst_rms] = pa.reference_over_scale[spec.name];
+    worst_max = std::max(worst_max, fault.max_over_scale);
+    worst_rms = std::max(worst_rms, fault.rms_over_scale);
     std::vector<std::string> why;
     if (!(fault.max_over_scale <= fault.ceiling) || !(fault.rms_over_scale <= fault.ceiling))
       why.push_back(fmt::format("its error over the golden's scale is {:.3g} (max) and {:.3g} "
@@ -459,14 +462,7 @@ bool ProblemAudit::ok() const {
 }
 
 std::vector<ProblemAudit> run_audit(const AuditOptions& options) {
-  std::string why;
-  const bool gpu = cuda_available(&why);
-  const Backend backend = options.backend == "cuda"   ? Backend::cuda
-                          : options.backend == "host" ? Backend::host
-                          : gpu                       ? Backend::cuda
-                                                      : Backend::host;
-  if (backend == Backend::cuda && !gpu)
-    throw std::runtime_error(fmt::format("audit: no usable GPU for --backend cuda: {}", why));
+  const Backend backend = machine_backend(options.backend, "audit");
   std::vector<ProblemAudit> all;
   for (const std::string& folder : options.problems) {
     const Problem problem = load_problem(folder);

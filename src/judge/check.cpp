@@ -486,6 +486,16 @@ std::string_view backend_name(Backend b) {
   return "auto";
 }
 
+Backend machine_backend(std::string_view name, std::string_view who) {
+  std::string why;
+  const bool gpu = cuda_available(&why);
+  const Backend asked = parse_backend(name).value_or(Backend::automatic);
+  if (asked == Backend::cuda && !gpu)
+    throw std::runtime_error(fmt::format("{}: no usable GPU for --backend cuda: {}", who, why));
+  if (asked == Backend::automatic) return gpu ? Backend::cuda : Backend::host;
+  return asked;
+}
+
 std::optional<Backend> parse_backend(std::string_view name) {
   for (const Backend b : {Backend::automatic, Backend::cuda, Backend::host})
     if (backend_name(b) == name) return b;

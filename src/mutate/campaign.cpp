@@ -349,14 +349,7 @@ void judge_mutant(ProblemRun& run, Planned& pl, const std::string& file) {
 Campaign run_campaign(const CampaignOptions& options) {
   Campaign campaign;
   for (const Checker& c : options.checkers) campaign.checkers.push_back(c.name);
-  std::string why;
-  const bool gpu = cuda_available(&why);
-  const Backend backend = options.backend == "cuda"   ? Backend::cuda
-                          : options.backend == "host" ? Backend::host
-                          : gpu                       ? Backend::cuda
-                                                      : Backend::host;
-  if (backend == Backend::cuda && !gpu)
-    throw std::runtime_error(fmt::format("mutate: no usable GPU for --backend cuda: {}", why));
+  const Backend backend = machine_backend(options.backend, "mutate");
   campaign.backend = std::string(backend_name(backend));
   const fs::path include = find_kjudge_include(options.self_exe);
 

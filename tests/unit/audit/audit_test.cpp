@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -176,6 +178,68 @@ TEST(Audit, TheJsonHoldsEveryFinding) {
   EXPECT_EQ(p["policies"][0]["trivial"][0]["passes"], true);
   const std::string table = audit_console(audits);
   EXPECT_NE(table.find("hollow: 'zeros' passes y on "), std::string::npos) << table;
+}
+
+// ---- Tolerance cards ----
+
+PolicySpec policy(const char* text) { return parse_policy(text, Location{}); }
+
+TEST(Card, ALooserPolicyIsALargerBoundOrAnotherKind) {
+  const DType f32 = DType::f32;
+  EXPECT_FALSE(policy_looser(policy("relative"), policy("relative(16)"), f32)); // the default is 16
+  EXPECT_TRUE(policy_looser(policy("relative(32)"), policy("relative"), f32));
+  EXPECT_FALSE(policy_looser(policy("relative(8)"), policy("relative"), f32));
+  EXPECT_TRUE(policy_looser(policy("allclose(1e-3, 1e-5)"), policy("allclose(1e-4, 1e-5)"), f32));
+  EXPECT_TRUE(policy_looser(policy("allclose(1e-4, 1e-4)"), policy("allclose(1e-4, 1e-5)"), f32));
+  EXPECT_FALSE(policy_looser(policy("allclose(1e-5, 1e-6)"), policy("allclose(1e-4, 1e-5)"), f32));
+  EXPECT_TRUE(policy_looser(policy("allclose"), policy("allclose(1e-7, 1e-7)"), f32)); // torch's f32
+  EXPECT_TRUE(policy_looser(policy("ulp(2)"), policy("ulp(1)"), f32));
+  EXPECT_FALSE(policy_looser(policy("exact"), policy("exact"), f32));
+  EXPECT_TRUE(policy_looser(policy("ulp(0)"), policy("exact"), f32)); // another kind
+  EXPECT_TRUE(policy_looser(policy("relative"), policy("allclose(1e-4, 1e-5)"), f32));
+  EXPECT_TRUE(policy_looser(policy("cosine(0.99)"), policy("cosine(0.999)"), f32));
+  EXPECT_FALSE(policy_looser(policy("cosine(0.9999)"), policy("cosine(0.999)"), f32));
+}
+
+// A card written for a copy of softmax: the same policy passes, a tightened one passes, a loosened
+// one is refused naming the output and both policies.
+TEST(Card, ACheckRefusesAPolicyLooserThanItsCard) {
+  const fs::path dir = fs::temp_directory_path() / "kjudge_card_test" / "softmax";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir.parent_path());
+  fs::copy(bundled("softmax"), dir, fs::copy_options::recursive);
+  const auto audits = audit_of(dir.string());
+  const Problem p = load_problem(dir);
+  const std::string card = card_toml(p, audits[0]);
+  EXPECT_NE(card.find("audit = 'OK'"), std::string::npos) << card;
+  EXPECT_NE(card.find("policy = 'relative'"), std::string::npos) << card;
+  EXPECT_NE(card.find("candidate = 'zeros'"), std::string::npos) << card;
+  EXPECT_NE(card.find("candidate = 'bf16 inputs'"), std::string::npos) << card;
+  { std::ofstream(dir / "card.toml") << card; }
+  EXPECT_EQ(load_problem(dir).hash, p.hash); // the card is not part of the problem
+  EXPECT_FALSE(card_refusal(load_problem(dir)));
+
+  auto with_policy = [&](const std::string& text) {
+    std::ifstream in(dir / "problem.toml");
+    std::stringstream toml;
+    toml << in.rdbuf();
+    std::string t = toml.str();
+    const auto at = t.find("policy = \"relative\"");
+    EXPECT_NE(at, std::string::npos);
+    t.replace(at, std::string("policy = \"relative\"").size(), "policy = \"" + text + "\"");
+    return parse_problem_text(t, dir, (dir / "problem.toml").string());
+  };
+  EXPECT_FALSE(card_refusal(with_policy("relative(8)")));
+  const auto why = card_refusal(with_policy("relative(64)"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("output 'y': the policy 'relative(64)' is looser than 'relative'"),
+            std::string::npos)
+      << *why;
+  EXPECT_TRUE(card_refusal(with_policy("allclose(1e-2, 1e-2)")));
+
+  { std::ofstream(dir / "card.toml") << "output = [ { name = 'y' } ]\n"; }
+  EXPECT_THROW(card_refusal(load_problem(dir)), SpecError);
+  fs::remove_all(dir.parent_path());
 }
 
 } // namespace

@@ -171,6 +171,40 @@ TEST(CliArgs, AuditExitsByItsFindings) {
   EXPECT_TRUE(contains(r.err, "kjudge audit: --policy: ")) << r.err;
 }
 
+// card: written beside problem.toml; a check by a looser policy is then refused (exit 2, the
+// card named) unless --allow-loosen.
+TEST_F(Cli, ACardRefusesALoosenedPolicyUnlessAllowed) {
+  const fs::path dir = dir_ / "softmax";
+  fs::copy(problem_dir("softmax"), dir, fs::copy_options::recursive);
+  auto r = kjudge({"card", dir.string(), "--backend", "host"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "wrote " + (dir / "card.toml").string())) << r.out;
+  ASSERT_TRUE(fs::exists(dir / "card.toml"));
+  std::string toml;
+  {
+    std::ifstream in(dir / "problem.toml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    toml = ss.str();
+  }
+  const auto at = toml.find("policy = \"relative\"");
+  ASSERT_NE(at, std::string::npos);
+  toml.replace(at, std::string("policy = \"relative\"").size(), "policy = \"relative(64)\"");
+  { std::ofstream(dir / "problem.toml") << toml; }
+  const std::string cand = (dir / "solutions/basic.cu").string();
+  r = kjudge({"check", dir.string(), "--candidate", cand, "--backend", "host"});
+  EXPECT_EQ(r.code, 2); // refused before anything runs
+  EXPECT_TRUE(contains(r.err, "card.toml")) << r.err;
+  EXPECT_TRUE(contains(r.err, "'relative(64)' is looser than 'relative'")) << r.err;
+  // Allowed, the check goes on to its next step: here the candidate's file, which is missing
+  // (these tests' executable cannot serve as kjudge's worker).
+  r = kjudge({"check", dir.string(), "--candidate", (dir / "missing.cu").string(), "--backend",
+              "host", "--allow-loosen"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(contains(r.err, "card.toml")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--candidate")) << r.err;
+}
+
 // bench --slo-p99 takes a finite positive number of milliseconds; anything else is exit 2 before
 // anything runs, the option named on stderr.
 TEST(CliArgs, ABadSloP99Exits2NamingIt) {

@@ -43,7 +43,7 @@ TEST(Help, EveryCommandHasASectionAndEverySectionACommand) {
   EXPECT_EQ(registered, documented);
   EXPECT_EQ(registered,
             (std::set<std::string>{"validate", "export", "cases", "compare", "check", "bench", "serve",
-                                   "cache", "mutate", "audit"}));
+                                   "cache", "mutate", "audit", "card"}));
 }
 
 TEST(Help, EveryOptionIsNamedInItsSection) {
