@@ -143,13 +143,16 @@ double sign_of(std::int64_t i) {
   return ((z ^ (z >> 31)) & 1) ? 1.0 : -1.0;
 }
 
-// Input i of the case on the host: the CUDA oracle keeps its inputs on the device, and the host
-// generator gives the same bits.
-HostTensor host_input(const Problem& problem, const Case& c, const CaseData& d, std::size_t i) {
-  if (d.host_master.size() > i) return d.host_master[i];
-  return generate_input(problem.inputs[i], d.input_shapes[i],
-                        StreamId{c.seed, static_cast<std::uint32_t>(i), 0}, c.transform,
-                        c.special ? &*c.special : nullptr, problem.dir);
+// The case's inputs on the host, made once per case: the CUDA oracle keeps its inputs on the
+// device, and the host generator gives the same bits.
+std::vector<HostTensor> host_inputs(const Problem& problem, const Case& c, const CaseData& d) {
+  if (d.host_master.size() == problem.inputs.size()) return d.host_master;
+  std::vector<HostTensor> out;
+  for (std::size_t i = 0; i < problem.inputs.size(); ++i)
+    out.push_back(generate_input(problem.inputs[i], d.input_shapes[i],
+                                 StreamId{c.seed, static_cast<std::uint32_t>(i), 0}, c.transform,
+                                 c.special ? &*c.special : nullptr, problem.dir));
+  return out;
 }
 
 struct Trivial {
@@ -162,8 +165,9 @@ struct Trivial {
 // first input of the same shape, and the expected values moved beyond the bound: by ten times
 // the allowed error (at least two ulps), or, where the policy allows ulps or nothing, by one
 // more than it allows in 1% of the elements.
-std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, const Case& c,
-                                     const CaseData& d, std::size_t o) {
+std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, const CaseData& d,
+                                     const std::vector<HostTensor>& inputs, double relative_bound,
+                                     std::size_t o) {
   const OutputSpec& spec = problem.outputs[o];
   const DType t = spec.dtype;
   const Shape& shape = d.output_shapes[o];
@@ -201,7 +205,7 @@ std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, 
   };
   for (std::size_t i = 0; i < problem.inputs.size(); ++i)
     if (same_shape(problem.inputs[i].shape, spec.shape)) {
-      out.push_back({"copy of " + problem.inputs[i].name, o, host_input(problem, c, d, i).converted(t)});
+      out.push_back({"copy of " + problem.inputs[i].name, o, inputs[i].converted(t)});
       break;
     }
 
@@ -227,7 +231,6 @@ std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, 
     return out;
   }
   bool any = false;
-  const double relative_bound = relative_bound_of(ch, problem, d, o);
   for (std::int64_t i = 0; i < moved.numel(); ++i) {
     const double e = expected.get(i);
     if (!std::isfinite(e)) continue;
@@ -306,7 +309,7 @@ void check_reference(const Checker& ch, const Problem& problem, const Case& c, c
 
 // Median nonzero |golden| over the allowed error there, on the case's output o.
 std::optional<double> signal_over_bound(const Checker& ch, const Problem& problem,
-                                        const CaseData& d, std::size_t o) {
+                                        const CaseData& d, double relative_bound, std::size_t o) {
   const HostTensor& g = expected_of(d, o);
   std::vector<double> mags; // nonzero: a zero (half of a relu's output) carries no signal
   for (std::int64_t i = 0; i < g.numel(); ++i)
@@ -321,7 +324,7 @@ std::optional<double> signal_over_bound(const Checker& ch, const Problem& proble
     if (spec.policy.kind == PolicySpec::Kind::ulp)
       return median / std::max(spec.policy.ulps * ulp_of(spec.dtype, median), 0.0);
   }
-  const std::optional<double> allowed = allowed_at(ch, spec, relative_bound_of(ch, problem, d, o), median);
+  const std::optional<double> allowed = allowed_at(ch, spec, relative_bound, median);
   if (!allowed) return std::nullopt;
   return *allowed > 0 ? median / *allowed : kInf;
 }
@@ -340,7 +343,8 @@ std::vector<std::pair<std::string, FloatFormat>> downgrade_formats(const Problem
 
 // Each downgrade on one case: the reference on the case's float inputs rounded to the format.
 void judge_downgrades(const Checker& ch, const Problem& problem, CheckBackend& be, const Case& c,
-                      const CaseData& d, PolicyAudit& pa) {
+                      const CaseData& d, const std::vector<HostTensor>& case_inputs,
+                      PolicyAudit& pa) {
   const auto formats = downgrade_formats(problem);
   if (pa.downgrades.size() != formats.size())
     for (const auto& [name, f] : formats) pa.downgrades.push_back({name, 0, 0, "", -12});
@@ -348,7 +352,7 @@ void judge_downgrades(const Checker& ch, const Problem& problem, CheckBackend& b
     std::vector<HostTensor> inputs;
     bool changed = false; // inputs already on the format's grid (or none float): no downgrade
     for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
-      HostTensor in = host_input(problem, c, d, i);
+      HostTensor in = case_inputs[i];
       if (is_float(in.dtype()))
         for (std::int64_t e = 0; e < in.numel(); ++e) {
           // Saturating: a careful downgrade keeps finite values finite, so only its precision,
@@ -400,12 +404,14 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
     check_reference(ch, problem, c, d, pa);
     // A case whose reference is no yardstick rejects nothing (its bound may be infinite).
     if (pa.reference_faults.size() > faults_before) continue;
-    judge_downgrades(ch, problem, be, c, d, pa);
+    const std::vector<HostTensor> inputs = host_inputs(problem, c, d);
+    judge_downgrades(ch, problem, be, c, d, inputs, pa);
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      const double relative_bound = relative_bound_of(ch, problem, d, o);
       if (pa.cases == 1)
-        if (const auto sb = signal_over_bound(ch, problem, d, o))
+        if (const auto sb = signal_over_bound(ch, problem, d, relative_bound, o))
           pa.signal_over_bound[problem.outputs[o].name] = *sb;
-      for (Trivial& t : trivial_outputs(ch, problem, c, d, o)) {
+      for (Trivial& t : trivial_outputs(ch, problem, d, inputs, relative_bound, o)) {
         auto [it, fresh] = index.try_emplace({t.name, o}, pa.trivial.size());
         if (fresh) pa.trivial.push_back({t.name, problem.outputs[o].name, 0, 0, "", 12});
         if (is_the_answer(t.values, expected_of(d, o))) continue;
