@@ -17,12 +17,6 @@
 
 namespace kj::audit {
 
-// The largest error the same-precision reference may have against the golden, over the
-// golden's scale (max |ref - g| / max |g|, rms(ref - g) / rms(g)), before its cases stop being
-// a yardstick: 2^(-mantissa_bits / 2), half the dtype's digits (f32 3.5e-4, f16 3.1e-2, bf16
-// 8.8e-2, f64 1.5e-8). Precondition: a float dtype.
-double reference_ceiling(DType output);
-
 // A trivial candidate's outcome under one policy, case by case: one that passes on any case
 // makes the problem hollow, since a kernel can tell its cases apart by their shapes and answer
 // trivially on that one. Not judged on a case where it is the answer (ones where every golden
@@ -42,7 +36,9 @@ struct TrivialResult {
 // ceiling.
 struct ReferenceFault {
   std::string case_id, output;
-  bool special = false;             // a special-value case (excused rather than unjudgeable)
+  // A case of dtype-max or infinite inputs: excused (check does not let the output fail it,
+  // excuse_what_the_reference_cannot_compute) rather than unjudgeable.
+  bool special = false;
   std::int64_t mismatches = 0;      // elements beyond the policy's bound (0: only the ceiling)
   std::int64_t first_index = -1;    // the first such element, flat
   double max_over_scale = 0, rms_over_scale = 0, ceiling = 0;
@@ -50,12 +46,13 @@ struct ReferenceFault {
 };
 
 // The reference run on its inputs rounded to a narrower format (the precision a downgraded
-// kernel computes its inputs in), judged by the policy on every case: undetectable when it
-// passes all of them.
+// kernel computes its inputs in), judged by the policy case by case until one rejects it (it is
+// caught then: the cases after it are not run): undetectable when it passes all of them.
 struct DowngradeResult {
   std::string format;        // "tf32", "bf16", "f16"
   int cases = 0, passed = 0;
-  // The case where it came closest to failing (largest log10 error over bound), and that ratio.
+  // The case where it came closest to failing (largest log10 error over bound; for a caught one,
+  // the case that caught it), and that ratio.
   std::string closest_case;
   double margin = -12;
   bool undetectable() const { return cases > 0 && passed == cases; }

@@ -15,9 +15,23 @@
 namespace kj {
 
 // Default k of relative(k) for an output dtype: 16 for f32 and f64 (measured, numerics.md); 4
-// for f16, bf16 and fp8, provisional until the audit calibrates them (see defaults.cpp).
+// for f16 and bf16 (calibrated, docs/design.md "Audit") and fp8 (provisional; see defaults.cpp).
 // Precondition: a float dtype.
 double default_relative_k(DType output);
+// The largest error the same-precision reference may have against the golden, over the
+// golden's scale (error_over_golden_scale's max and rms), before a case stops being a
+// yardstick: 2^(-mantissa_bits / 2), half the dtype's digits (f32 3.5e-4, f16 3.1e-2, bf16
+// 8.8e-2, f64 1.5e-8). Precondition: a float dtype.
+double reference_ceiling(DType output);
+// `values` against the golden over the golden's scale: max |v - g| / max |g| and
+// rms(v - g) / rms(g) (scales floored at the dtype's smallest normal), over the elements whose
+// golden the dtype holds finite; a non-finite value there is an infinite error. nullopt: no
+// such element.
+struct ScaledError {
+  double max = 0, rms = 0;
+};
+std::optional<ScaledError> error_over_golden_scale(DType output, const HostTensor& golden,
+                                                   const HostTensor& values);
 // torch.testing.assert_close defaults (numerics.md): {rtol, atol}; integers and bool {0, 0}.
 // fp8 (torch has none): one ulp of the format, rtol = 2^-mantissa_bits, atol = the smallest
 // subnormal (see defaults.cpp).

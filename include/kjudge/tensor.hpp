@@ -57,6 +57,12 @@ double round_to(DType t, double x);
 // The same for any binary format described by a FloatFormat (e.g. tf32_format()); overflow per
 // f.has_inf as above.
 double round_to_format(const FloatFormat& f, double x);
+// round_to_format, but a finite value that would overflow gives ±max_finite.
+double round_to_format_saturating(const FloatFormat& f, double x);
+// The same, in place, on f32 values (for a format of fewer mantissa bits): whether any changed.
+// Formats with f32's exponent range (tf32, bf16) round by the bits, exactly as the scalar form;
+// the audit rounds 131M-element inputs this way.
+bool round_to_format_saturating(const FloatFormat& f, std::span<float> values);
 
 // Bit patterns of the float dtypes up to 32 bits (f32 f16 bf16 fp8e4m3 fp8e5m2), in the low
 // bits of the result. encode_bits rounds first (round_to), then encodes exactly; a NaN encodes

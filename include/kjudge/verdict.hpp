@@ -138,6 +138,12 @@ struct OutputFinding {
   // for cosine and topk). Clamped to [-12, 12]: an error-free output gives -12, a non-finite
   // failure +12. Its sign is always the verdict's: <= 0 passes, > 0 fails.
   double log_error_ratio = 0;
+  // Set where the case's same-precision reference cannot compute this output (its error over
+  // the golden's scale past reference_ceiling, on a case of dtype-max or infinite inputs): why
+  // the output cannot fail its case. Its reason and ratio stay as judged, for the record; the
+  // case, the verdict and the worst ratio ignore them.
+  std::string excused_by_reference;
+  bool counts() const { return excused_by_reference.empty(); }
   bool pass() const { return reason == Reason::none; }
 };
 
@@ -247,6 +253,9 @@ struct CaseFinding {
   // counts as not passed but never decides the verdict's reason.
   bool excluded = false;
   bool pass() const { return reason == Reason::none && !excluded; }
+  // The case's reason is the worst of its own and its counting outputs'; when an output makes it
+  // worse, the message becomes that output's, so the message always explains the reason.
+  void take_worst_output_reason();
 };
 
 // What the run was made with, written first in every JSON and JSON Lines report.

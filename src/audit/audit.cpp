@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 
@@ -15,6 +17,7 @@
 #include "judge/check_settings.hpp"
 #include "judge/host/host_backend.hpp"
 #include "judge/output_judging.hpp"
+#include "judge/task_pool.hpp"
 #include "kjudge/cases.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/cuda.hpp"
@@ -63,11 +66,6 @@ std::vector<Case> cases_of(const Problem& problem, const Checker& ch, Backend ba
   std::vector<Case> seeds = witness_cases(problem, plan, std::max(ch.seeds, 1));
   seeds.resize(std::min<std::size_t>(seeds.size(), static_cast<std::size_t>(std::max(ch.seeds, 1))));
   return seeds;
-}
-
-// What output o is expected to be: the golden, or the reference where there is none.
-const HostTensor& expected_of(const CaseData& d, std::size_t o) {
-  return d.golden.size() > o && d.golden[o].numel() > 0 ? d.golden[o] : d.reference[o];
 }
 
 // One output judged as a candidate's would be: pass, and log10 of its error over the bound.
@@ -143,58 +141,49 @@ double sign_of(std::int64_t i) {
   return ((z ^ (z >> 31)) & 1) ? 1.0 : -1.0;
 }
 
-// The case's inputs on the host, made once per case: the CUDA oracle keeps its inputs on the
-// device, and the host generator gives the same bits.
-std::vector<HostTensor> host_inputs(const Problem& problem, const Case& c, const CaseData& d) {
-  if (d.host_master.size() == problem.inputs.size()) return d.host_master;
-  std::vector<HostTensor> out;
-  for (std::size_t i = 0; i < problem.inputs.size(); ++i)
-    out.push_back(generate_input(problem.inputs[i], d.input_shapes[i],
-                                 StreamId{c.seed, static_cast<std::uint32_t>(i), 0}, c.transform,
-                                 c.special ? &*c.special : nullptr, problem.dir));
-  return out;
-}
-
-struct Trivial {
+// A trivial candidate of one output, made on a pool thread: nullopt where it does not apply to
+// the case (the golden's mean where the golden is one value: then it is the answer).
+struct TrivialMaker {
   std::string name;
-  std::size_t output;
-  HostTensor values; // in the output's dtype
+  std::function<std::optional<HostTensor>()> make;
 };
 
 // The trivial candidates of output o on one case: zeros, ones, the golden's mean, a copy of the
 // first input of the same shape, and the expected values moved beyond the bound: by ten times
 // the allowed error (at least two ulps), or, where the policy allows ulps or nothing, by one
-// more than it allows in 1% of the elements.
-std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, const CaseData& d,
-                                     const std::vector<HostTensor>& inputs, double relative_bound,
-                                     std::size_t o) {
+// more than it allows in 1% of the elements. The makers read `d` and `inputs`, which must
+// outlive them.
+std::vector<TrivialMaker> trivial_makers(const Checker& ch, const Problem& problem,
+                                         const CaseData& d, const std::vector<HostTensor>& inputs,
+                                         double relative_bound, std::size_t o) {
   const OutputSpec& spec = problem.outputs[o];
   const DType t = spec.dtype;
-  const Shape& shape = d.output_shapes[o];
-  const HostTensor& expected = ch.judge == Checker::Judge::tolerance ? d.reference[o] : expected_of(d, o);
-  std::vector<Trivial> out;
-  auto constant = [&](std::string name, double v) {
+  const Shape shape = d.output_shapes[o];
+  const HostTensor& golden = d.expected(o);
+  const HostTensor& expected = ch.judge == Checker::Judge::tolerance ? d.reference[o] : golden;
+  std::vector<TrivialMaker> out;
+  auto filled = [t, shape](double v) {
     HostTensor values(t, shape);
     for (std::int64_t i = 0; i < values.numel(); ++i) values.set(i, v);
-    out.push_back({std::move(name), o, std::move(values)});
+    return values;
   };
-  constant("zeros", 0);
-  constant("ones", 1);
-  double sum = 0;
-  std::int64_t n = 0;
-  const HostTensor& golden = expected_of(d, o);
-  for (std::int64_t i = 0; i < golden.numel(); ++i)
-    if (std::isfinite(golden.get(i))) {
-      sum += golden.get(i);
-      ++n;
-    }
-  // Where the golden is one value (a single element, a constant output) its mean is the answer,
-  // not a trivial candidate.
-  const double mean = n > 0 ? sum / static_cast<double>(n) : 0.0;
-  bool constant_golden = true;
-  for (std::int64_t i = 0; i < golden.numel() && constant_golden; ++i)
-    if (std::isfinite(golden.get(i)) && golden.get(i) != golden.get(0)) constant_golden = false;
-  if (!constant_golden) constant("golden mean", mean);
+  out.push_back({"zeros", [=] { return std::optional(filled(0)); }});
+  out.push_back({"ones", [=] { return std::optional(filled(1)); }});
+  out.push_back({"golden mean", [=, &golden]() -> std::optional<HostTensor> {
+                   double sum = 0;
+                   std::int64_t n = 0;
+                   std::optional<double> first;
+                   bool constant = true;
+                   for (std::int64_t i = 0; i < golden.numel(); ++i)
+                     if (const double g = golden.get(i); std::isfinite(g)) {
+                       sum += g;
+                       ++n;
+                       if (!first) first = g;
+                       constant = constant && g == *first;
+                     }
+                   if (constant) return std::nullopt;
+                   return filled(sum / static_cast<double>(n));
+                 }});
   // An input declared with the output's shape (the same expressions: on every case, not where
   // the sizes happen to agree, as a one-element sum's input does).
   auto same_shape = [](const std::vector<Expr>& a, const std::vector<Expr>& b) {
@@ -205,79 +194,79 @@ std::vector<Trivial> trivial_outputs(const Checker& ch, const Problem& problem, 
   };
   for (std::size_t i = 0; i < problem.inputs.size(); ++i)
     if (same_shape(problem.inputs[i].shape, spec.shape)) {
-      out.push_back({"copy of " + problem.inputs[i].name, o, inputs[i].converted(t)});
+      const HostTensor* in = &inputs[i];
+      out.push_back({"copy of " + problem.inputs[i].name,
+                     [in, t] { return std::optional(in->converted(t)); }});
       break;
     }
 
-  HostTensor moved(t, shape);
-  for (std::int64_t i = 0; i < expected.numel(); ++i) moved.set(i, expected.get(i));
+  auto moved_by = [&expected, t, shape](auto&& move_element) {
+    HostTensor moved(t, shape);
+    for (std::int64_t i = 0; i < expected.numel(); ++i) moved.set(i, expected.get(i));
+    for (std::int64_t i = 0; i < expected.numel(); ++i) move_element(moved, i);
+    return moved;
+  };
   if (!is_float(t)) {
     const double step = spec.ties == "off_by_one" ? 2 : 1; // off_by_one allows 1
-    for (std::int64_t i = 0; i < moved.numel(); i += 100) moved.set(i, expected.get(i) + step);
-    out.push_back({fmt::format("1% of elements off by {}", step), o, std::move(moved)});
+    out.push_back({fmt::format("1% of elements off by {}", step), [=, &expected] {
+                     return std::optional(moved_by([&](HostTensor& m, std::int64_t i) {
+                       if (i % 100 == 0) m.set(i, expected.get(i) + step);
+                     }));
+                   }});
     return out;
   }
   const PolicySpec::Kind kind = spec.policy.kind;
-  const bool ulps = ch.judge == Checker::Judge::problem_policy &&
-                    (kind == PolicySpec::Kind::ulp || kind == PolicySpec::Kind::exact ||
-                     problem.tier == Tier::exact);
-  if (ulps) {
+  if (ch.judge == Checker::Judge::problem_policy &&
+      (kind == PolicySpec::Kind::ulp || kind == PolicySpec::Kind::exact || problem.tier == Tier::exact)) {
     const double n_ulps = kind == PolicySpec::Kind::ulp ? std::floor(spec.policy.ulps) + 1 : 1;
-    for (std::int64_t i = 0; i < moved.numel(); i += 100) {
-      const double e = round_to(t, expected.get(i));
-      if (std::isfinite(e)) moved.set(i, e + n_ulps * ulp_of(t, e));
-    }
-    out.push_back({fmt::format("1% of elements off by {:g} ulp", n_ulps), o, std::move(moved)});
+    out.push_back({fmt::format("1% of elements off by {:g} ulp", n_ulps), [=, &expected] {
+                     return std::optional(moved_by([&](HostTensor& m, std::int64_t i) {
+                       if (i % 100 != 0) return;
+                       const double e = round_to(t, expected.get(i));
+                       if (std::isfinite(e)) m.set(i, e + n_ulps * ulp_of(t, e));
+                     }));
+                   }});
     return out;
   }
-  bool any = false;
-  for (std::int64_t i = 0; i < moved.numel(); ++i) {
-    const double e = expected.get(i);
-    if (!std::isfinite(e)) continue;
-    const std::optional<double> allowed = allowed_at(ch, spec, relative_bound, e);
-    if (!allowed) return out;
-    moved.set(i, e + sign_of(i) * std::max(10 * *allowed, 2 * ulp_of(t, e)));
-    any = true;
-  }
-  if (any) out.push_back({"noise 10x bound", o, std::move(moved)});
+  if (!allowed_at(ch, spec, relative_bound, 1.0)) return out; // no elementwise bound
+  out.push_back({"noise 10x bound", [=, &ch, &spec, &expected]() -> std::optional<HostTensor> {
+                   bool any = false;
+                   HostTensor moved = moved_by([&](HostTensor& m, std::int64_t i) {
+                     const double e = expected.get(i);
+                     if (!std::isfinite(e)) return;
+                     const double allowed = *allowed_at(ch, spec, relative_bound, e);
+                     m.set(i, e + sign_of(i) * std::max(10 * allowed, 2 * ulp_of(t, e)));
+                     any = true;
+                   });
+                   if (!any) return std::nullopt;
+                   return moved;
+                 }});
   return out;
 }
 
 // The reference against the golden on one case: the ceiling, and the checker's own bound where
 // the bound is fixed (under relative the reference sets the bound, so only the ceiling holds).
-void check_reference(const Checker& ch, const Problem& problem, const Case& c, const CaseData& d,
-                     PolicyAudit& pa) {
+struct ReferenceCheck {
+  std::vector<ReferenceFault> faults;
+  std::map<std::string, std::pair<double, double>> over_scale; // per output: {max, rms}
+};
+ReferenceCheck check_reference(const Checker& ch, const Problem& problem, const Case& c,
+                               const CaseData& d) {
+  ReferenceCheck out;
   for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
     const OutputSpec& spec = problem.outputs[o];
     if (!is_float(spec.dtype) || d.golden.size() <= o || d.golden[o].numel() == 0) continue;
     const HostTensor &g = d.golden[o], &r = d.reference[o];
+    const std::optional<ScaledError> e = error_over_golden_scale(spec.dtype, g, r);
+    if (!e) continue;
     ReferenceFault fault;
     fault.case_id = c.id;
     fault.output = spec.name;
-    fault.special = c.special.has_value();
+    fault.special = d.extreme_in_inputs;
     fault.ceiling = reference_ceiling(spec.dtype);
-    double max_g = 0, sq_g = 0, max_e = 0, sq_e = 0;
-    std::int64_t n = 0;
-    for (std::int64_t i = 0; i < g.numel(); ++i) {
-      const double gi = g.get(i), ri = r.get(i);
-      if (!std::isfinite(gi)) continue;
-      // Where the dtype cannot hold the golden, no reference in it can: not its fault.
-      if (!std::isfinite(round_to(spec.dtype, gi))) continue;
-      const double e = std::isfinite(ri) ? std::fabs(ri - gi) : kInf;
-      max_g = std::max(max_g, std::fabs(gi));
-      sq_g += gi * gi;
-      max_e = std::max(max_e, e);
-      sq_e += e * e;
-      ++n;
-    }
-    if (n == 0) continue;
-    const double floor = float_format(spec.dtype).min_normal;
-    fault.max_over_scale = max_e / std::max(max_g, floor);
-    fault.rms_over_scale = std::sqrt(sq_e / static_cast<double>(n)) /
-                           std::max(std::sqrt(sq_g / static_cast<double>(n)), floor);
-    auto& [worst_max, worst_rms] = pa.reference_over_scale[spec.name];
-    worst_max = std::max(worst_max, fault.max_over_scale);
-    worst_rms = std::max(worst_rms, fault.rms_over_scale);
+    fault.max_over_scale = e->max;
+    fault.rms_over_scale = e->rms;
+    out.over_scale[spec.name] = {e->max, e->rms};
     std::vector<std::string> why;
     if (!(fault.max_over_scale <= fault.ceiling) || !(fault.rms_over_scale <= fault.ceiling))
       why.push_back(fmt::format("its error over the golden's scale is {:.3g} (max) and {:.3g} "
@@ -303,14 +292,15 @@ void check_reference(const Checker& ch, const Problem& problem, const Case& c, c
     if (why.empty()) continue;
     fault.why = fmt::format("the {} reference fails against the f64 golden: {}",
                             dtype_name(spec.dtype), fmt::join(why, "; "));
-    pa.reference_faults.push_back(std::move(fault));
+    out.faults.push_back(std::move(fault));
   }
+  return out;
 }
 
 // Median nonzero |golden| over the allowed error there, on the case's output o.
 std::optional<double> signal_over_bound(const Checker& ch, const Problem& problem,
                                         const CaseData& d, double relative_bound, std::size_t o) {
-  const HostTensor& g = expected_of(d, o);
+  const HostTensor& g = d.expected(o);
   std::vector<double> mags; // nonzero: a zero (half of a relu's output) carries no signal
   for (std::int64_t i = 0; i < g.numel(); ++i)
     if (std::isfinite(g.get(i)) && g.get(i) != 0) mags.push_back(std::fabs(g.get(i)));
@@ -341,42 +331,136 @@ std::vector<std::pair<std::string, FloatFormat>> downgrade_formats(const Problem
   return out;
 }
 
-// Each downgrade on one case: the reference on the case's float inputs rounded to the format.
-void judge_downgrades(const Checker& ch, const Problem& problem, CheckBackend& be, const Case& c,
-                      const CaseData& d, const std::vector<HostTensor>& case_inputs,
-                      PolicyAudit& pa) {
+// The case's inputs rounded to `f`, saturating (a careful downgrade keeps finite values finite,
+// so only its precision, never an overflow of FLT_MAX, can give it away); nullopt where no
+// input changes (already on the format's grid, or none float): no downgrade on this case.
+std::optional<std::vector<HostTensor>> rounded_inputs(const std::vector<HostTensor>& case_inputs,
+                                                      const FloatFormat& f) {
+  std::vector<HostTensor> inputs;
+  bool changed = false;
+  for (const HostTensor& original : case_inputs) {
+    HostTensor in = original;
+    if (in.dtype() == DType::f32) {
+      changed = round_to_format_saturating(f, {in.data<float>(), static_cast<std::size_t>(in.numel())}) || changed;
+    } else if (is_float(in.dtype())) {
+      for (std::int64_t e = 0; e < in.numel(); ++e) {
+        const double v = in.get(e), r = round_to_format_saturating(f, v);
+        if (r != v && !(std::isnan(r) && std::isnan(v))) {
+          in.set(e, r);
+          changed = true;
+        }
+      }
+    }
+    inputs.push_back(std::move(in));
+  }
+  if (!changed) return std::nullopt;
+  return inputs;
+}
+
+// Every output judged: whether all pass, and the largest log10 error over bound.
+std::pair<bool, double> judge_outputs(const Checker& ch, const Problem& problem, const CaseData& d,
+                                      const std::vector<HostTensor>& outputs) {
+  bool pass = true;
+  double margin = -12;
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+    const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o]);
+    pass = pass && ok;
+    margin = std::max(margin, m);
+  }
+  return {pass, margin};
+}
+
+// A trivial candidate on one case: absent (not made here), the answer (not judged), or judged.
+struct TrivialOutcome {
+  bool made = false, judged = false, pass = false;
+  double margin = 12;
+};
+
+template <class T> std::vector<T> all_of_futures(std::vector<std::future<T>>& futures) {
+  std::vector<T> out;
+  for (auto& f : futures) out.push_back(f.get());
+  return out;
+}
+
+// One case audited: the reference checked, the downgrades run (on the backend, from this thread)
+// and, with the trivial candidates, judged on the pool's threads; the findings added to `pa`.
+void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, TaskPool& pool,
+                const Case& c, PolicyAudit& pa,
+                std::map<std::pair<std::string, std::size_t>, std::size_t>& trivial_index) {
+  CaseData d = be.oracle().prepare(c);
+  be.complete_host_copies(d);
+  std::vector<HostTensor> inputs;
+  // Every task below borrows `d` and `inputs`: all finish before they go, however we leave.
+  struct Drain {
+    TaskPool& pool;
+    ~Drain() { pool.wait_idle(); }
+  } drain{pool};
+  ++pa.cases;
   const auto formats = downgrade_formats(problem);
   if (pa.downgrades.size() != formats.size())
     for (const auto& [name, f] : formats) pa.downgrades.push_back({name, 0, 0, "", -12});
+  auto reference = pool.submit([&] { return check_reference(ch, problem, c, d); });
+  std::vector<std::future<double>> bound_futures;
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o)
+    bound_futures.push_back(pool.submit([&, o] { return relative_bound_of(ch, problem, d, o); }));
+  inputs = be.oracle().inputs_on_host(d);
+  // A downgrade some case already rejected is caught: it is run no further.
+  std::vector<std::future<std::optional<std::vector<HostTensor>>>> rounded;
   for (std::size_t k = 0; k < formats.size(); ++k) {
-    std::vector<HostTensor> inputs;
-    bool changed = false; // inputs already on the format's grid (or none float): no downgrade
-    for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
-      HostTensor in = case_inputs[i];
-      if (is_float(in.dtype()))
-        for (std::int64_t e = 0; e < in.numel(); ++e) {
-          // Saturating: a careful downgrade keeps finite values finite, so only its precision,
-          // never an overflow of FLT_MAX, can give it away.
-          const FloatFormat& f = formats[k].second;
-          const double v = in.get(e);
-          double r = round_to_format(f, v);
-          if (std::isinf(r) && std::isfinite(v)) r = std::copysign(f.max_finite, v);
-          if (r != v && !(std::isnan(r) && std::isnan(v))) {
-            in.set(e, r);
-            changed = true;
-          }
-        }
-      inputs.push_back(std::move(in));
+    const bool caught = pa.downgrades[k].passed < pa.downgrades[k].cases;
+    rounded.push_back(pool.submit([&inputs, f = formats[k].second, caught] {
+      return caught ? std::nullopt : rounded_inputs(inputs, f);
+    }));
+  }
+  const std::vector<double> bounds = all_of_futures(bound_futures);
+  const ReferenceCheck checked = reference.get();
+  for (const auto& [output, e] : checked.over_scale) {
+    auto& [worst_max, worst_rms] = pa.reference_over_scale[output];
+    worst_max = std::max(worst_max, e.first);
+    worst_rms = std::max(worst_rms, e.second);
+  }
+  pa.reference_faults.insert(pa.reference_faults.end(), checked.faults.begin(), checked.faults.end());
+  // A case whose reference is no yardstick rejects nothing (its bound may be infinite).
+  if (!checked.faults.empty()) return;
+
+  std::vector<std::future<std::optional<std::pair<bool, double>>>> downgrade_judged;
+  for (auto& r : rounded) {
+    std::optional<std::vector<HostTensor>> in = r.get();
+    if (!in) {
+      downgrade_judged.push_back(pool.submit([] { return std::optional<std::pair<bool, double>>(); }));
+      continue;
     }
-    if (!changed) continue;
-    const std::vector<HostTensor> outputs = be.oracle().reference_on(c, std::move(inputs));
-    bool pass = true;
-    double margin = -12;
-    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
-      const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o]);
-      pass = pass && ok;
-      margin = std::max(margin, m);
+    auto outputs = std::make_shared<const std::vector<HostTensor>>(
+        be.oracle().reference_on(c, std::move(*in)));
+    downgrade_judged.push_back(pool.submit([&, outputs] {
+      return std::optional(judge_outputs(ch, problem, d, *outputs));
+    }));
+  }
+  std::vector<std::pair<std::size_t, std::string>> trivial_names; // per future: output, name
+  std::vector<std::future<TrivialOutcome>> trivial_judged;
+  std::vector<std::future<std::optional<double>>> signal;
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+    if (pa.cases == 1)
+      signal.push_back(pool.submit([&, o] { return signal_over_bound(ch, problem, d, bounds[o], o); }));
+    for (TrivialMaker& m : trivial_makers(ch, problem, d, inputs, bounds[o], o)) {
+      trivial_names.emplace_back(o, m.name);
+      trivial_judged.push_back(pool.submit([&, o, make = std::move(m.make)] {
+        TrivialOutcome t;
+        const std::optional<HostTensor> values = make();
+        if (!values) return t;
+        t.made = true;
+        if (is_the_answer(*values, d.expected(o))) return t;
+        t.judged = true;
+        std::tie(t.pass, t.margin) = judge_output(ch, problem, d, o, *values);
+        return t;
+      }));
     }
+  }
+
+  const auto downgrades = all_of_futures(downgrade_judged);
+  for (std::size_t k = 0; k < downgrades.size(); ++k) {
+    if (!downgrades[k]) continue;
+    const auto [pass, margin] = *downgrades[k];
     DowngradeResult& r = pa.downgrades[k];
     ++r.cases;
     if (pass) ++r.passed;
@@ -385,6 +469,24 @@ void judge_downgrades(const Checker& ch, const Problem& problem, CheckBackend& b
       r.closest_case = c.id;
     }
   }
+  const auto trivials = all_of_futures(trivial_judged);
+  for (std::size_t k = 0; k < trivials.size(); ++k) {
+    const TrivialOutcome& t = trivials[k];
+    if (!t.made) continue;
+    const auto& [o, name] = trivial_names[k];
+    auto [it, fresh] = trivial_index.try_emplace({name, o}, pa.trivial.size());
+    if (fresh) pa.trivial.push_back({name, problem.outputs[o].name, 0, 0, "", 12});
+    if (!t.judged) continue;
+    TrivialResult& r = pa.trivial[it->second];
+    ++r.cases;
+    if (t.pass) ++r.passed;
+    if (r.closest_case.empty() || t.margin < r.margin) {
+      r.margin = t.margin;
+      r.closest_case = c.id;
+    }
+  }
+  for (std::size_t o = 0; o < signal.size(); ++o)
+    if (const auto sb = signal[o].get()) pa.signal_over_bound[problem.outputs[o].name] = *sb;
 }
 
 PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend& be,
@@ -395,37 +497,13 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
                        ? "the problem's policy on its default cases"
                        : fmt::format("{} seed{} of the first shape set", ch.seeds, ch.seeds == 1 ? "" : "s");
   const std::vector<Case> cases = cases_of(problem, ch, backend);
-  std::map<std::pair<std::string, std::size_t>, std::size_t> index; // (name, output) -> trivial
-  for (const Case& c : cases) {
-    CaseData d = be.oracle().prepare(c);
-    be.complete_host_copies(d);
-    ++pa.cases;
-    const std::size_t faults_before = pa.reference_faults.size();
-    check_reference(ch, problem, c, d, pa);
-    // A case whose reference is no yardstick rejects nothing (its bound may be infinite).
-    if (pa.reference_faults.size() > faults_before) continue;
-    const std::vector<HostTensor> inputs = host_inputs(problem, c, d);
-    judge_downgrades(ch, problem, be, c, d, inputs, pa);
-    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
-      const double relative_bound = relative_bound_of(ch, problem, d, o);
-      if (pa.cases == 1)
-        if (const auto sb = signal_over_bound(ch, problem, d, relative_bound, o))
-          pa.signal_over_bound[problem.outputs[o].name] = *sb;
-      for (Trivial& t : trivial_outputs(ch, problem, d, inputs, relative_bound, o)) {
-        auto [it, fresh] = index.try_emplace({t.name, o}, pa.trivial.size());
-        if (fresh) pa.trivial.push_back({t.name, problem.outputs[o].name, 0, 0, "", 12});
-        if (is_the_answer(t.values, expected_of(d, o))) continue;
-        TrivialResult& r = pa.trivial[it->second];
-        const auto [pass, margin] = judge_output(ch, problem, d, o, t.values);
-        ++r.cases;
-        if (pass) ++r.passed;
-        if (r.closest_case.empty() || margin < r.margin) {
-          r.margin = margin;
-          r.closest_case = c.id;
-        }
-      }
-    }
-  }
+  std::vector<const Case*> pointers;
+  for (const Case& c : cases) pointers.push_back(&c);
+  // A judging thread holds a candidate, its comparison's scratch and a rounded copy of the
+  // inputs: comparison_threads' allowance per element.
+  TaskPool pool(comparison_threads(largest_case_elements(problem, pointers)));
+  std::map<std::pair<std::string, std::size_t>, std::size_t> trivial_index;
+  for (const Case& c : cases) audit_case(ch, problem, be, pool, c, pa, trivial_index);
   const bool hollow = std::any_of(pa.trivial.begin(), pa.trivial.end(),
                                   [&](const TrivialResult& r) { return r.passes(); });
   bool unjudgeable = false;
@@ -446,10 +524,6 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
 }
 
 } // namespace
-
-double reference_ceiling(DType output) {
-  return std::exp2(-0.5 * float_format(output).mantissa_bits);
-}
 
 std::string_view status_name(Status s) {
   switch (s) {

@@ -391,4 +391,25 @@ OutputFinding compare_output(const CompareInputs& in) {
   return f;
 }
 
+std::optional<ScaledError> error_over_golden_scale(DType output, const HostTensor& golden,
+                                                   const HostTensor& values) {
+  double max_g = 0, sq_g = 0, max_e = 0, sq_e = 0;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < golden.numel(); ++i) {
+    const double g = golden.get(i), v = values.get(i);
+    // Where the dtype cannot hold the golden, nothing in it can: no one's error.
+    if (!std::isfinite(g) || !std::isfinite(round_to(output, g))) continue;
+    const double e = std::isfinite(v) ? std::fabs(v - g) : std::numeric_limits<double>::infinity();
+    max_g = std::max(max_g, std::fabs(g));
+    sq_g += g * g;
+    max_e = std::max(max_e, e);
+    sq_e += e * e;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  const double floor = float_format(output).min_normal, count = static_cast<double>(n);
+  return ScaledError{max_e / std::max(max_g, floor),
+                     std::sqrt(sq_e / count) / std::max(std::sqrt(sq_g / count), floor)};
+}
+
 } // namespace kj

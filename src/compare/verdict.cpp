@@ -159,21 +159,23 @@ bool not_worth_timing(const std::vector<double>& candidate_ms,
   return sample_stats(candidate_ms).median > kStopEarlyFactor * sample_stats(reference_ms).median;
 }
 
+void CaseFinding::take_worst_output_reason() {
+  for (const auto& out : outputs) {
+    const Reason worse = worse_reason(reason, out.reason);
+    if (out.counts() && worse != reason) {
+      reason = worse;
+      message = out.output.empty() ? out.message : out.output + ": " + out.message;
+    }
+  }
+}
+
 void Verdict::finalize() {
   cases_total = static_cast<std::int64_t>(cases.size());
   cases_passed = 0;
   cases_excluded = 0;
 
-  // A case's reason is the worst of its own and its outputs'; when an output makes it worse, the
-  // case's message becomes that output's, so the message always explains the reason.
   for (auto& c : cases) {
-    for (const auto& out : c.outputs) {
-      Reason worse = worse_reason(c.reason, out.reason);
-      if (worse != c.reason) {
-        c.reason = worse;
-        c.message = out.output.empty() ? out.message : out.output + ": " + out.message;
-      }
-    }
+    c.take_worst_output_reason();
     if (c.pass()) ++cases_passed;
     if (c.excluded) ++cases_excluded;
   }

@@ -18,18 +18,6 @@ namespace kj::judge {
 
 namespace {
 
-// The case's reason and message from its own and its outputs' (Verdict::finalize's rule), so
-// the on_case callback sees the case as the verdict will.
-void take_worst_output_reason(CaseFinding& c) {
-  for (const auto& out : c.outputs) {
-    const Reason worse = worse_reason(c.reason, out.reason);
-    if (worse != c.reason) {
-      c.reason = worse;
-      c.message = out.output.empty() ? out.message : out.output + ": " + out.message;
-    }
-  }
-}
-
 // What the running side of a case leaves for the host side: the findings the GPU comparator
 // made, or everything the host's comparison needs, on the host, so it can run on another thread
 // while the GPU goes on to the next case.
@@ -185,6 +173,8 @@ CaseRuns CaseRunning::run_case(const Case& c) {
   }
   if (timed) g.reference_ms = data.reference_cpu_ms;
   if (!g.done.empty()) {
+    // The excuse of what the reference cannot compute reads its host copies.
+    if (data.extreme_in_inputs && !loop.against) loop.backend.complete_host_copies(data);
     if (!judge_in_place(g, data)) {
       loop.backend.complete_host_copies(data);
       const PhaseTrace::Scope copied(*loop.settings.trace, "outputs copied to the host");
@@ -242,7 +232,8 @@ JudgedCase RunJudging::judge_runs(CaseRuns g) const {
   CaseFinding& f = result.finding;
   if (g.judged) { // by the GPU comparator
     f.outputs = std::move(*g.judged);
-    take_worst_output_reason(f);
+    excuse_what_the_reference_cannot_compute(problem, *g.data, f.outputs);
+    f.take_worst_output_reason();
     return result;
   }
   if (g.done.empty()) return result;
@@ -287,7 +278,8 @@ JudgedCase RunJudging::judge_runs(CaseRuns g) const {
     f.message = e.what();
     result.stop = true;
   }
-  take_worst_output_reason(f);
+  if (!loop.against) excuse_what_the_reference_cannot_compute(problem, *g.data, f.outputs);
+  f.take_worst_output_reason();
   if (f.pass() && !g.timed.empty()) judge_timed_runs(g, f);
   return result;
 }

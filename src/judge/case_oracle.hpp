@@ -53,6 +53,11 @@ struct CaseData {
   // candidate in the oracle's process, under the isolation switch, can: the trap that switch
   // demonstrates).
   std::vector<DeviceBuffer> device_golden, device_reference;
+  // What output o is judged against on the host: the golden, or the reference where the case
+  // has none (integer outputs). Precondition: host copies made.
+  const HostTensor& expected(std::size_t o) const {
+    return golden.size() > o && golden[o].numel() > 0 ? golden[o] : reference[o];
+  }
   std::uint64_t input_bytes() const;
   // Every byte the case holds, host and device, counting host copies of the device's golden
   // and reference whether made yet or not: what keeping it in a cache costs.
@@ -135,6 +140,9 @@ public:
   // in its dtype), its outputs on the host: the audit's downgrades, the reference on inputs
   // rounded to a narrower format. Throws SpecError as prepare does.
   virtual std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) = 0;
+  // The case's inputs on the host, as generated (the CUDA oracle copies its device master: a
+  // copy is far cheaper than generating them again).
+  virtual std::vector<HostTensor> inputs_on_host(const CaseData& data) const = 0;
 };
 
 } // namespace kj::judge

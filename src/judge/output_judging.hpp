@@ -37,6 +37,15 @@ CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const C
                                   const std::vector<HostTensor>* against_outputs,
                                   FindingExtras extras);
 
+// On a case of dtype-max or infinite inputs, the failures (mismatch, nonfinite) of outputs the
+// same-precision reference cannot compute itself (its error over the golden's scale past
+// reference_ceiling: it overflowed inside, as a correct candidate may) are excused, each with
+// its reason (OutputFinding::excused_by_reference). Elsewhere such a reference is the problem's
+// fault, which `kjudge audit` reports (unjudgeable). `findings` are per output in order.
+// Precondition: host copies of the golden and reference made.
+void excuse_what_the_reference_cannot_compute(const Problem& problem, const CaseData& data,
+                                              std::vector<OutputFinding>& findings);
+
 // The findings of a CUDA run's outputs (run.device_outputs) against the case's golden and
 // reference on the device: float outputs by the GPU comparator where they lie, integer ones
 // copied to the host and judged there against the host golden. Throws SpecError as

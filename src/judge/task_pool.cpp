@@ -27,8 +27,14 @@ void TaskPool::enqueue(std::function<void()> job) {
   {
     const std::lock_guard lock(mutex_);
     queue_.push_back(std::move(job));
+    ++unfinished_;
   }
   ready_.notify_one();
+}
+
+void TaskPool::wait_idle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return unfinished_ == 0; });
 }
 
 void TaskPool::serve() {
@@ -42,6 +48,10 @@ void TaskPool::serve() {
       queue_.pop_front();
     }
     job(); // a packaged_task: an exception lands in its future
+    {
+      const std::lock_guard lock(mutex_);
+      if (--unfinished_ == 0) idle_.notify_all();
+    }
   }
 }
 

@@ -34,13 +34,17 @@ public:
   }
 
   unsigned size() const { return static_cast<unsigned>(threads_.size()); }
+  // Blocks until every task submitted so far has finished: what a caller whose tasks borrow its
+  // locals must do before they go, even when it leaves by an exception.
+  void wait_idle();
 
 private:
   void enqueue(std::function<void()> job);
   void serve();
 
   std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable ready_, idle_;
+  std::size_t unfinished_ = 0; // queued or running
   std::deque<std::function<void()>> queue_;
   bool closing_ = false;
   std::vector<std::thread> threads_;

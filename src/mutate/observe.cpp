@@ -93,16 +93,11 @@ PoolInput pool_input(const Problem& problem, const ProblemPool& pool, std::size_
 
 namespace {
 
-// The golden of output o, or the reference where the case has none (integer outputs).
-const HostTensor& expected_of(const CaseData& d, std::size_t o) {
-  return d.golden.size() > o && d.golden[o].numel() > 0 ? d.golden[o] : d.reference[o];
-}
-
 void measure_errors(const CaseData& d, Observation& ob) {
   ob.error.assign(ob.out0.size(), 0.0);
   ob.bad.assign(ob.out0.size(), 0);
   for (std::size_t o = 0; o < ob.out0.size(); ++o) {
-    const HostTensor& g = expected_of(d, o);
+    const HostTensor& g = d.expected(o);
     for (const HostTensor* t : {&ob.out0[o], &ob.out1[o]}) {
       if (t->numel() != g.numel()) continue;
       for (std::int64_t i = 0; i < g.numel(); ++i) {

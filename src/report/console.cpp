@@ -79,6 +79,7 @@ void print_output(std::ostream& out, const OutputFinding& f, const ReportOptions
   out << fmt::format("  output {}: {}{}\n", f.output,
                      outcome_text(reason_outcome(f.reason), f.reason, o.color),
                      f.message.empty() ? "" : " " + f.message);
+  if (!f.counts()) out << fmt::format("    {:<11} {}\n", "excused", f.excused_by_reference);
   std::string counts =
       fmt::format("{} of {} ({:.3g}%)", f.mismatches, f.count, 100.0 * f.mismatch_fraction);
   if (f.nonfinite > 0) counts += fmt::format(", {} non-finite", f.nonfinite);

@@ -240,6 +240,8 @@ json to_json(const OutputFinding& f) {
           {"nonfinite", f.nonfinite},
           {"excused", f.excused},
           {"overflows_excused", f.overflows_excused},
+          {"excused_by_reference", f.excused_by_reference.empty() ? json(nullptr)
+                                                                  : json(f.excused_by_reference)},
           {"first", std::move(first)},
           {"worst", f.worst ? element_json(*f.worst) : json(nullptr)},
           {"stats", f.stats.made ? json{{"percentiles", f.stats.binned ? "binned" : "exact"},
@@ -351,6 +353,7 @@ json to_json(const Verdict& v, const ReportOptions& options) {
   std::map<std::string, double> ratios;
   for (const auto& c : v.cases)
     for (const auto& o : c.outputs) {
+      if (!o.counts()) continue;
       auto [it, fresh] = ratios.try_emplace(o.output, o.log_error_ratio);
       if (!fresh) it->second = worse_ratio(it->second, o.log_error_ratio);
     }

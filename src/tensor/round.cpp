@@ -99,6 +99,38 @@ double round_to_format(const FloatFormat& f, double x) {
   return std::copysign(r, x);
 }
 
+double round_to_format_saturating(const FloatFormat& f, double x) {
+  const double r = round_to_format(f, x);
+  return std::isinf(r) && std::isfinite(x) ? std::copysign(f.max_finite, x) : r;
+}
+
+bool round_to_format_saturating(const FloatFormat& f, std::span<float> values) {
+  bool changed = false;
+  if (f.exponent_bits != 8 || f.mantissa_bits >= 23) {
+    for (float& v : values) {
+      const auto r = static_cast<float>(round_to_format_saturating(f, v));
+      changed = changed || (r != v && !(std::isnan(r) && std::isnan(v)));
+      v = r;
+    }
+    return changed;
+  }
+  // Nearest even on the bits: add half of the dropped part (less one unless the kept lsb is
+  // odd), then clear it; a carry into the exponent is the correct rounding up, into Inf an
+  // overflow, which saturates.
+  const int drop = 23 - f.mantissa_bits;
+  const std::uint32_t low = (std::uint32_t{1} << drop) - 1, half = low >> 1;
+  const auto max_bits = std::bit_cast<std::uint32_t>(static_cast<float>(f.max_finite));
+  for (float& v : values) {
+    const auto u = std::bit_cast<std::uint32_t>(v);
+    if ((u & 0x7f800000u) == 0x7f800000u) continue; // Inf and NaN stay
+    std::uint32_t r = (u + half + ((u >> drop) & 1)) & ~low;
+    if ((r & 0x7f800000u) == 0x7f800000u) r = (u & 0x80000000u) | max_bits;
+    changed = changed || r != u;
+    v = std::bit_cast<float>(r);
+  }
+  return changed;
+}
+
 double round_to(DType t, double x) {
   if (is_float(t)) return t == DType::f64 ? x : round_to_format(float_format(t), x);
   if (t == DType::boolean) return x != 0.0 ? 1.0 : 0.0;

@@ -255,6 +255,14 @@ std::vector<HostTensor> CudaOracle::reference_on(const Case& c, std::vector<Host
   return outputs_on_host(data.device_reference, data, false);
 }
 
+std::vector<HostTensor> CudaOracle::inputs_on_host(const CaseData& data) const {
+  std::vector<HostTensor> host;
+  for (std::size_t i = 0; i < data.master.size(); ++i)
+    host.push_back(to_host({data.master[i].ptr(), problem_.inputs[i].dtype}, data.input_shapes[i],
+                           context_.stream()));
+  return host;
+}
+
 CaseData CudaOracle::prepare_visit(const Case& c, std::uint32_t visit, bool host_copies) {
   const Visit v{host_copies};
   return make_case(c, visit, &v);

@@ -28,6 +28,7 @@ public:
 
   CaseData prepare(const Case& c) override;
   std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
+  std::vector<HostTensor> inputs_on_host(const CaseData& data) const override;
 
   // Bench on the GPU: case `c` with its inputs drawn afresh for `visit` (StreamId::visit; the
   // check's are visit 0), the golden and the reference made on the device (on the host too only

@@ -42,6 +42,9 @@ public:
 
   CaseData prepare(const Case& c) override;
   std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
+  std::vector<HostTensor> inputs_on_host(const CaseData& data) const override {
+    return data.host_master;
+  }
   // `kjudge bench`: on public cases, run the reference this many more times, timed
   // (CaseData::reference_cpu_ms).
   void time_reference(int runs) { timed_runs_ = runs; }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kjudge/audit.hpp"
+#include "kjudge/compare.hpp"
 
 namespace kj::audit {
 namespace {
@@ -52,6 +53,27 @@ TEST(AuditCeiling, HalfTheDigitsOfEachDtype) {
   EXPECT_DOUBLE_EQ(reference_ceiling(DType::f16), std::exp2(-5.0));
   EXPECT_DOUBLE_EQ(reference_ceiling(DType::bf16), std::exp2(-3.5));
   EXPECT_DOUBLE_EQ(reference_ceiling(DType::f64), std::exp2(-26.0));
+}
+
+// Golden {3, -4, 1e39, NaN} in f32: 1e39 overflows f32 and NaN is no value, so only 3 and -4
+// count: errors {0.5, 0} over max |g| = 4 and rms(g) = sqrt(12.5); an Inf value is an
+// infinite error; a golden with nothing countable has no figure.
+TEST(AuditCeiling, ErrorOverGoldenScaleCountsWhatTheDtypeHolds) {
+  HostTensor g(DType::f64, Shape{4}), v(DType::f32, Shape{4});
+  const double golden[] = {3, -4, 1e39, std::nan("")}, values[] = {3.5, -4, 0, 7};
+  for (int i = 0; i < 4; ++i) {
+    g.set(i, golden[i]);
+    v.set(i, values[i]);
+  }
+  const auto e = error_over_golden_scale(DType::f32, g, v);
+  ASSERT_TRUE(e);
+  EXPECT_DOUBLE_EQ(e->max, 0.125);
+  EXPECT_DOUBLE_EQ(e->rms, std::sqrt(0.125) / std::sqrt(12.5));
+  v.set(1, INFINITY);
+  EXPECT_EQ(error_over_golden_scale(DType::f32, g, v)->max, INFINITY);
+  HostTensor none(DType::f64, Shape{1}), one(DType::f32, Shape{1});
+  none.set(0, 1e39);
+  EXPECT_FALSE(error_over_golden_scale(DType::f32, none, one));
 }
 
 TEST(Audit, ZerosPassingATolerancePastTheSignalIsHollow) {

@@ -143,6 +143,34 @@ TEST(Verdict, AllPassing) {
   EXPECT_EQ(v.exit_code(), ExitCode::pass);
 }
 
+// An output the reference cannot compute (excused_by_reference) keeps its reason for the
+// record, but neither its case nor the verdict takes it; a counting output beside it does.
+TEST(Verdict, AnOutputExcusedByTheReferenceFailsNothing) {
+  OutputFinding excused;
+  excused.output = "y";
+  excused.reason = Reason::nonfinite;
+  excused.message = "3 non-finite values";
+  excused.excused_by_reference = "the f32 reference cannot compute this case itself";
+  Verdict v;
+  v.cases = {make_case("h:0:0:x:dtype_max", Reason::none)};
+  v.cases[0].outputs = {excused};
+  v.finalize();
+  EXPECT_EQ(v.outcome, Outcome::pass);
+  EXPECT_EQ(v.cases[0].reason, Reason::none);
+  EXPECT_EQ(v.cases[0].outputs[0].reason, Reason::nonfinite);
+  EXPECT_EQ(v.cases_passed, 1);
+
+  OutputFinding counted = excused;
+  counted.output = "z";
+  counted.reason = Reason::mismatch;
+  counted.message = "1 of 8 elements beyond the bound";
+  counted.excused_by_reference.clear();
+  v.cases[0].outputs.push_back(counted);
+  v.finalize();
+  EXPECT_EQ(v.reason, Reason::mismatch);
+  EXPECT_EQ(v.message, "z: 1 of 8 elements beyond the bound");
+}
+
 TEST(Verdict, FirstFailingCaseInCanonicalOrderDecides) {
   Verdict v;
   v.cases = {make_case("h:0:0:id", Reason::none),

@@ -317,5 +317,36 @@ TEST(RoundTo, SmallFormatsMatchBruteForce) {
   }
 }
 
+// The in-place f32 form (the audit's downgrades) against the scalar one, bit for bit, over
+// random f32 patterns (subnormals, ties, values past max, Inf and NaN among them) for tf32 and
+// bf16 (the bit path) and f16 (the scalar path); saturation pinned at the formats' max.
+TEST(RoundTo, InPlaceSaturatingF32MatchesTheScalarForm) {
+  std::mt19937 rng(5);
+  for (const FloatFormat& f : {tf32_format(), float_format(DType::bf16), float_format(DType::f16)}) {
+    std::vector<float> values;
+    for (int k = 0; k < 200'000; ++k) values.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(rng())));
+    for (float x : {3.3895314e38f, -3.4028235e38f, 1.0f + 0x1p-8f, 1.0f + 0x1p-11f, 0x1p-140f, 65520.0f,
+                    std::numeric_limits<float>::infinity()})
+      values.push_back(x);
+    std::vector<float> in_place = values;
+    round_to_format_saturating(f, std::span<float>(in_place));
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      const auto scalar = static_cast<float>(round_to_format_saturating(f, values[k]));
+      ASSERT_TRUE(std::bit_cast<std::uint32_t>(scalar) == std::bit_cast<std::uint32_t>(in_place[k]) ||
+                  (std::isnan(scalar) && std::isnan(in_place[k])))
+          << hex(values[k]) << " mantissa bits " << f.mantissa_bits;
+    }
+  }
+  std::vector<float> big{3.4028235e38f, -3.4028235e38f, 70000.0f};
+  round_to_format_saturating(float_format(DType::bf16), std::span<float>(big));
+  EXPECT_EQ(big[0], 3.3895314e38f); // bf16's max, where nearest would be Inf
+  EXPECT_EQ(big[1], -3.3895314e38f);
+  std::vector<float> half{70000.0f};
+  EXPECT_TRUE(round_to_format_saturating(float_format(DType::f16), std::span<float>(half)));
+  EXPECT_EQ(half[0], 65504.0f);
+  std::vector<float> on_grid{1.0f, 0.5f};
+  EXPECT_FALSE(round_to_format_saturating(float_format(DType::bf16), std::span<float>(on_grid)));
+}
+
 }  // namespace
 }  // namespace kj
