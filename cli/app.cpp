@@ -163,6 +163,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   audit->add_option("--backend", au.backend, "where the cases are made: auto, cuda, host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   audit->add_option("--json", au.json, "write the JSON report to FILE, or - for stdout");
+  audit->add_flag("--ladder", au.ladder, "run the validity ladder on the problem's solutions");
+  audit->add_option("--html", au.html, "write the HTML page (the table and the ladder's plots)");
 
   auto* card = app->add_subcommand("card", "write a problem's tolerance card from its audit");
   card->add_option("PROBLEM", into.card.problem, "a problem folder")->required();

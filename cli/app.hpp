@@ -106,6 +106,8 @@ struct AuditArgs {
   std::vector<std::string> policies; // checker names or .toml files beside "kjudge"
   std::string backend = "auto";
   std::string json;                  // report file, or - for stdout
+  bool ladder = false;               // the validity ladder on the solutions
+  std::string html;                  // the HTML page
 };
 
 struct CardArgs {

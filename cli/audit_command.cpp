@@ -46,9 +46,15 @@ int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err) {
   }
   options.backend = args.backend;
   options.self_exe = self_executable().string();
+  options.ladder = args.ladder;
   std::vector<audit::ProblemAudit> audits;
   if (const auto failed = run_audits(options, audits, err)) return *failed;
   if (args.json != "-") out << audit::audit_console(audits);
+  if (!args.html.empty()) {
+    std::ofstream f(args.html, std::ios::binary);
+    f << audit::audit_html(audits);
+    if (!f) throw SpecError(Location{args.html, "--html", 0, 0}, "cannot write the file");
+  }
   if (!args.json.empty()) {
     const std::string text = audit::audit_json(audits);
     if (args.json == "-") {

@@ -58,8 +58,20 @@ struct DowngradeResult {
   bool undetectable() const { return cases > 0 && passed == cases; }
 };
 
-enum class Status { ok, hollow, unjudgeable, downgrade_undetectable };
-// "OK", "hollow", "unjudgeable", "downgrade undetectable"
+// One correct variant (a bundled solution) on one rung of the validity ladder: the first
+// shape set's seed-0 inputs made more aggressive in one way, judged by one policy. Families and
+// rungs: "magnitude" (the first float input times 3, the default cases' own, then 1e2, 1e4,
+// 1e8), "mean offset" (plus 10, the default cases' own, then 1e2, 1e3, 1e4) and "long rows" (its
+// last dim as given, then 4 and 16 times, while the case holds at most 2^26 input elements).
+struct LadderStep {
+  std::string family, rung, candidate; // "mean offset", "x+1e+03", "solutions/welford.cu"
+  bool pass = false;
+  double margin = 12; // log10 error over bound (12: it did not run, or damaged memory)
+  std::string note;   // why it failed without a margin (a crash, an unwritten output)
+};
+
+enum class Status { ok, hollow, unjudgeable, downgrade_undetectable, ceiling_crossed };
+// "OK", "hollow", "unjudgeable", "downgrade undetectable", "ceiling crossed"
 std::string_view status_name(Status s);
 
 struct PolicyAudit {
@@ -77,6 +89,11 @@ struct PolicyAudit {
   // Per output: median nonzero |golden| over the allowed error there, on the first case
   // (infinite for an exact policy; absent where the policy has no elementwise bound).
   std::map<std::string, double> signal_over_bound;
+  // The validity ladder (AuditOptions::ladder): every solution on every rung, and per family the
+  // first rung some solution fails (the family's ceiling under this policy; absent: none fails).
+  // A ceiling at a family's first rung, the default cases' own, is `ceiling crossed`.
+  std::vector<LadderStep> ladder;
+  std::map<std::string, std::string> ceiling;
 };
 
 struct ProblemAudit {
@@ -90,6 +107,7 @@ struct AuditOptions {
   std::vector<mutate::Checker> checkers;    // "kjudge" first unless the caller says otherwise
   std::string backend = "auto";             // auto | cuda | host
   std::string self_exe;                     // kjudge itself
+  bool ladder = false;                      // run the validity ladder (solutions/*.cu)
 };
 // Audit every problem under every checker. Throws kj::SpecError for a bad problem,
 // std::runtime_error for a backend that cannot be had.
@@ -100,6 +118,8 @@ std::string audit_console(const std::vector<ProblemAudit>& audits);
 // One JSON object: schema_version 1, problems (each: problem, hash, backend, policies with
 // status, cases, trivial, reference_faults, excused_cases, signal_over_bound).
 std::string audit_json(const std::vector<ProblemAudit>& audits);
+// A self-contained HTML page: the table (id "audit") and each ladder's plot ("ladder-0", ...).
+std::string audit_html(const std::vector<ProblemAudit>& audits);
 
 // ---- Tolerance cards ----------------------------------------------------------------------
 

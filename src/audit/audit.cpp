@@ -18,6 +18,7 @@
 #include "judge/host/host_backend.hpp"
 #include "judge/output_judging.hpp"
 #include "judge/task_pool.hpp"
+#include "audit/audit_internal.hpp"
 #include "kjudge/cases.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/cuda.hpp"
@@ -357,19 +358,6 @@ std::optional<std::vector<HostTensor>> rounded_inputs(const std::vector<HostTens
   return inputs;
 }
 
-// Every output judged: whether all pass, and the largest log10 error over bound.
-std::pair<bool, double> judge_outputs(const Checker& ch, const Problem& problem, const CaseData& d,
-                                      const std::vector<HostTensor>& outputs) {
-  bool pass = true;
-  double margin = -12;
-  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
-    const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o]);
-    pass = pass && ok;
-    margin = std::max(margin, m);
-  }
-  return {pass, margin};
-}
-
 // A trivial candidate on one case: absent (not made here), the answer (not judged), or judged.
 struct TrivialOutcome {
   bool made = false, judged = false, pass = false;
@@ -433,7 +421,7 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
     auto outputs = std::make_shared<const std::vector<HostTensor>>(
         be.oracle().reference_on(c, std::move(*in)));
     downgrade_judged.push_back(pool.submit([&, outputs] {
-      return std::optional(judge_outputs(ch, problem, d, *outputs));
+      return std::optional(detail::judge_outputs(ch, problem, d, *outputs));
     }));
   }
   std::vector<std::pair<std::size_t, std::string>> trivial_names; // per future: output, name
@@ -489,6 +477,15 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
     if (const auto sb = signal[o].get()) pa.signal_over_bound[problem.outputs[o].name] = *sb;
 }
 
+// The first shape set's first case without a transform or special values: the ladder's base.
+Case first_plain_case(const Problem& problem, Backend backend) {
+  Checker defaults;
+  defaults.draw = Checker::Draw::default_cases;
+  for (const Case& c : cases_of(problem, defaults, backend))
+    if (c.transform.input.empty() && !c.special && !c.shapes.perturbation) return c;
+  throw std::runtime_error("audit: the problem has no plain case to build the ladder on");
+}
+
 PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend& be,
                          Backend backend) {
   PolicyAudit pa;
@@ -525,12 +522,30 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
 
 } // namespace
 
+namespace detail {
+
+// Every output judged: whether all pass, and the largest log10 error over bound.
+std::pair<bool, double> judge_outputs(const Checker& ch, const Problem& problem, const CaseData& d,
+                                      const std::vector<HostTensor>& outputs) {
+  bool pass = true;
+  double margin = -12;
+  for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+    const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o]);
+    pass = pass && ok;
+    margin = std::max(margin, m);
+  }
+  return {pass, margin};
+}
+
+} // namespace detail
+
 std::string_view status_name(Status s) {
   switch (s) {
   case Status::ok: return "OK";
   case Status::hollow: return "hollow";
   case Status::unjudgeable: return "unjudgeable";
   case Status::downgrade_undetectable: return "downgrade undetectable";
+  case Status::ceiling_crossed: return "ceiling crossed";
   }
   return "?";
 }
@@ -550,6 +565,9 @@ std::vector<ProblemAudit> run_audit(const AuditOptions& options) {
     const std::unique_ptr<OpenBackend> be = open_backend(problem, backend, options.self_exe);
     for (const Checker& ch : options.checkers)
       pa.policies.push_back(audit_policy(ch, problem, *be->backend, backend));
+    if (options.ladder)
+      detail::run_ladder(problem, *be->backend, first_plain_case(problem, backend),
+                         options.checkers, pa.policies);
     all.push_back(std::move(pa));
   }
   return all;

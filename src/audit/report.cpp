@@ -1,4 +1,5 @@
 // The audit's reports (include/kjudge/audit.hpp): the console table and the JSON object.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -19,6 +20,31 @@ std::string statuses(const PolicyAudit& p) {
 
 // JSON has no infinity: an exact policy's unbounded signal over bound is null.
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+// The ladder, a line per family: each rung, with the solutions that fail there and their
+// log10 error over bound (or their fault), and the family's ceiling.
+std::string ladder_lines(const PolicyAudit& p) {
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> families;
+  for (const LadderStep& s : p.ladder) {
+    if (families.empty() || families.back().first != s.family) families.push_back({s.family, {}});
+    auto& rungs = families.back().second;
+    if (rungs.empty() || rungs.back().first != s.rung) rungs.push_back({s.rung, ""});
+    if (!s.pass)
+      rungs.back().second += fmt::format("{}{} {}", rungs.back().second.empty() ? "" : ", ",
+                                         s.candidate,
+                                         s.note.empty() ? fmt::format("{:+.2f}", s.margin) : s.note);
+  }
+  std::string out;
+  for (const auto& [family, rungs] : families) {
+    std::vector<std::string> texts;
+    for (const auto& [rung, failing] : rungs)
+      texts.push_back(failing.empty() ? rung : fmt::format("{} FAIL {}", rung, failing));
+    const auto ceiling = p.ceiling.find(family);
+    out += fmt::format("  ladder {}: {}; ceiling: {}\n", family, fmt::join(texts, " | "),
+                       ceiling == p.ceiling.end() ? "none" : ceiling->second);
+  }
+  return out;
+}
 
 } // namespace
 
@@ -45,6 +71,7 @@ std::string audit_console(const std::vector<ProblemAudit>& audits) {
       for (const ReferenceFault& f : p.reference_faults)
         out += fmt::format("  {}: {} on {}: {}\n", f.special ? "excused" : "unjudgeable", f.output,
                            f.case_id, f.why);
+      out += ladder_lines(p);
     }
   return out;
 }
@@ -84,6 +111,14 @@ std::string audit_json(const std::vector<ProblemAudit>& audits) {
                               {"undetectable", r.undetectable()},
                               {"closest_case", r.closest_case},
                               {"log_error_ratio", r.margin}});
+      nlohmann::json ladder = nlohmann::json::array();
+      for (const LadderStep& l : p.ladder)
+        ladder.push_back({{"family", l.family},
+                          {"rung", l.rung},
+                          {"candidate", l.candidate},
+                          {"pass", l.pass},
+                          {"log_error_ratio", l.margin},
+                          {"note", l.note}});
       policies.push_back({{"policy", p.policy},
                           {"description", p.description},
                           {"status", status},
@@ -91,6 +126,8 @@ std::string audit_json(const std::vector<ProblemAudit>& audits) {
                           {"trivial", trivial},
                           {"reference_faults", faults},
                           {"excused_cases", p.excused_cases},
+                          {"ladder", ladder},
+                          {"ceiling", p.ceiling},
                           {"downgrades", downgrades},
                           {"signal_over_bound", signal}});
     }

@@ -25,11 +25,9 @@ namespace kj::mutate {
 
 using namespace detail;
 
-namespace {
-
 // Text and attribute values alike: a kernel's source is full of < and &, and a title
 // attribute holds quotes.
-std::string esc(std::string_view text) {
+std::string detail::html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (const char ch : text) {
@@ -45,6 +43,10 @@ std::string esc(std::string_view text) {
   return out;
 }
 
+
+
+namespace {
+
 // An anchor name from a mutant id (hex digits already; anything else is dropped, so a strange
 // id cannot break out of the attribute).
 std::string anchor(const Mutant& m) {
@@ -57,7 +59,7 @@ std::string anchor(const Mutant& m) {
 // The cells the survivors and not-killable tables share: where (linked to the mark in the
 // source), and the equivalence-prone tag and the mutation itself.
 std::string where_cell(const Mutant& m) {
-  return fmt::format("<td><a href=\"#{}\"><code>{}:{}</code></a></td>", anchor(m), esc(m.file), m.line);
+  return fmt::format("<td><a href=\"#{}\"><code>{}:{}</code></a></td>", anchor(m), html_escape(m.file), m.line);
 }
 
 const char* prone_tag(const Mutant& m) {
@@ -65,7 +67,7 @@ const char* prone_tag(const Mutant& m) {
 }
 
 std::string mutation_code(const Mutant& m) {
-  return "<code>" + esc(shown_on_one_line(m.original)) + "</code> &rarr; <code>" + esc(shown_on_one_line(m.replacement)) + "</code>";
+  return "<code>" + html_escape(shown_on_one_line(m.original)) + "</code> &rarr; <code>" + html_escape(shown_on_one_line(m.replacement)) + "</code>";
 }
 
 constexpr const char* kStyle = R"(
@@ -112,10 +114,10 @@ std::string rate_td(const Rate& r) {
 
 std::string escape_table(const Campaign& c, const std::vector<EscapeRates>& rates) {
   std::string h = "<table id=\"escapes\"><thead><tr><th>checker</th><th>overall</th>";
-  for (const Category cat : kScoredCategories) h += "<th>" + esc(category_name(cat)) + "</th>";
+  for (const Category cat : kScoredCategories) h += "<th>" + html_escape(category_name(cat)) + "</th>";
   h += "<th>false rejections of controls</th></tr></thead><tbody>\n";
   for (const EscapeRates& e : rates) {
-    h += "<tr><th>" + esc(e.checker) + "</th>" + rate_td(e.overall);
+    h += "<tr><th>" + html_escape(e.checker) + "</th>" + rate_td(e.overall);
     for (const Category cat : kScoredCategories) h += rate_td(e.by_category.at(cat));
     h += fmt::format("<td class=\"num{}\">{} of {}</td></tr>\n",
                      e.false_rejections > 0 ? " bad" : "", e.false_rejections, e.controls);
@@ -144,13 +146,13 @@ std::string survivors_table(const Campaign& c) {
     const PoolInput* w = witness_input(c, r);
     std::vector<std::string> checkers;
     for (const std::string& name : through)
-      checkers.push_back(name == primary ? "<b class=\"primary\">" + esc(name) + "</b>" : esc(name));
+      checkers.push_back(name == primary ? "<b class=\"primary\">" + html_escape(name) + "</b>" : html_escape(name));
     h += fmt::format(
         "<tr>{}<td><code>{}</code> <small>{}</small>{}</td><td>{}<br><small>{}</small></td>"
         "<td>{}</td><td>{}</td></tr>\n",
-        where_cell(m), esc(m.op), esc(category_name(m.category)), prone_tag(m), mutation_code(m),
-        esc(r.status_reason),
-        w ? "<code>" + esc(w->case_id) + "</code><br><small>" + esc(w->recipe) + "</small>"
+        where_cell(m), html_escape(m.op), html_escape(category_name(m.category)), prone_tag(m), mutation_code(m),
+        html_escape(r.status_reason),
+        w ? "<code>" + html_escape(w->case_id) + "</code><br><small>" + html_escape(w->recipe) + "</small>"
           : std::string("<span class=\"muted\">none recorded</span>"),
         fmt::join(checkers, ", "));
   }
@@ -167,8 +169,8 @@ std::string not_killable_table(const Campaign& c) {
     if (r.status != Status::not_killable) continue;
     const Mutant& m = r.mutant;
     h += fmt::format("<tr>{}<td><code>{}</code>{}</td><td>{}</td><td>{}</td></tr>\n", where_cell(m),
-                     esc(m.op), prone_tag(m), mutation_code(m),
-                     esc(r.status_reason.empty() ? "no pool input exposed it" : r.status_reason));
+                     html_escape(m.op), prone_tag(m), mutation_code(m),
+                     html_escape(r.status_reason.empty() ? "no pool input exposed it" : r.status_reason));
   }
   if (h.empty()) return "<p class=\"muted\">None: every mutant that ran was exposed by some input.</p>\n";
   return "<table id=\"not-killable\"><thead><tr><th>where</th><th>operator</th><th>mutation</th>"
@@ -292,7 +294,7 @@ std::string cover_table(const CoverCurve& cover) {
                   "<th>random (mean of 200)</th><th>held-out mutants</th><th>held-out recipes "
                   "(k recipes)</th></tr></thead><tbody>\n";
   auto cell = [](const std::map<int, double>& m, int k) {
-    return "<td class=\"num\">" + esc(share_at(m, k)) + "</td>";
+    return "<td class=\"num\">" + html_escape(share_at(m, k)) + "</td>";
   };
   for (const int k : kSuiteSizes)
     h += fmt::format("<tr><td class=\"num\">{}</td>{}{}{}{}</tr>\n", k, cell(cover.greedy_at, k),
@@ -353,7 +355,7 @@ std::string source_listing(const Campaign& c, const std::string& source, const s
       const char* cls = any(&Span::primary) ? "" : any(&Span::survivor) ? " class=\"other\"" : " class=\"nk\"";
       std::string title;
       for (const Span* s : here) title += (title.empty() ? "" : "\n") + span_title(c, *s);
-      open = std::string("<mark") + cls + " title=\"" + esc(title) + "\">";
+      open = std::string("<mark") + cls + " title=\"" + html_escape(title) + "\">";
     }
     std::string_view text(source.data() + a, b - a);
     h += open;
@@ -367,7 +369,7 @@ std::string source_listing(const Campaign& c, const std::string& source, const s
         h += fmt::format("<span class=\"ln\">{}</span>", ++line);
         h += open;
       } else {
-        h += esc(std::string_view(&ch, 1));
+        h += html_escape(std::string_view(&ch, 1));
       }
     }
     if (!open.empty()) h += "</mark>";
@@ -398,7 +400,7 @@ std::string sources_section(const Campaign& c) {
     h += fmt::format("<h3 class=\"file\">{}</h3><p class=\"muted\">{} escape{} marked (red: accepted by {}, "
                      "orange: by other checkers only), {} not shown killable in grey; hover a mark for "
                      "the mutation.</p>\n",
-                     esc(file), n_surv, n_surv == 1 ? "" : "s", esc(primary), marks.size() - static_cast<std::size_t>(n_surv));
+                     html_escape(file), n_surv, n_surv == 1 ? "" : "s", html_escape(primary), marks.size() - static_cast<std::size_t>(n_surv));
     h += source_listing(c, source, marks);
   }
   if (h.empty()) h = "<p class=\"muted\">No source was recorded.</p>\n";
@@ -408,13 +410,13 @@ std::string sources_section(const Campaign& c) {
 std::string controls_table(const Campaign& c) {
   if (c.controls.empty()) return "<p class=\"muted\">No controls were run.</p>\n";
   std::string h = "<table id=\"controls\"><thead><tr><th>problem</th><th>control</th>";
-  for (const std::string& checker : c.checkers) h += "<th>" + esc(checker) + "</th>";
+  for (const std::string& checker : c.checkers) h += "<th>" + html_escape(checker) + "</th>";
   h += "</tr></thead><tbody>\n";
   for (const ControlResult& ctl : c.controls) {
-    h += "<tr><td>" + esc(ctl.problem) + "</td><td><code>" + esc(ctl.name) + "</code></td>";
+    h += "<tr><td>" + html_escape(ctl.problem) + "</td><td><code>" + html_escape(ctl.name) + "</code></td>";
     if (!ctl.broken.empty()) { // a faulty CTRL rewrite: not scored
       h += "<td class=\"muted\" colspan=\"" + std::to_string(c.checkers.size()) +
-           "\">not a control: the strong oracle rejects it (" + esc(ctl.broken) + ")</td></tr>\n";
+           "\">not a control: the strong oracle rejects it (" + html_escape(ctl.broken) + ")</td></tr>\n";
       continue;
     }
     for (const std::string& checker : c.checkers) {
@@ -433,13 +435,13 @@ std::string dropped_table(const Campaign& c) {
   std::string h = "<table id=\"dropped\"><thead><tr><th>problem</th><th>case</th><th>recipe</th>"
                   "<th>why</th></tr></thead><tbody>\n";
   for (const auto& [input, why] : c.dropped_inputs)
-    h += "<tr><td>" + esc(input.problem) + "</td><td><code>" + esc(input.case_id) +
-         "</code></td><td>" + esc(input.recipe) + "</td><td>" + esc(why) + "</td></tr>\n";
+    h += "<tr><td>" + html_escape(input.problem) + "</td><td><code>" + html_escape(input.case_id) +
+         "</code></td><td>" + html_escape(input.recipe) + "</td><td>" + html_escape(why) + "</td></tr>\n";
   return h + "</tbody></table>\n";
 }
 
 std::string card(const std::string& value, const std::string& label, const char* cls = "") {
-  return fmt::format("<div class=\"card\"><b class=\"{}\">{}</b><span>{}</span></div>", cls, esc(value), esc(label));
+  return fmt::format("<div class=\"card\"><b class=\"{}\">{}</b><span>{}</span></div>", cls, html_escape(value), html_escape(label));
 }
 
 } // namespace
@@ -453,11 +455,11 @@ std::string html_report(const Campaign& c) {
 
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                   "<title>kjudge mutate: mutation analysis of " +
-                  esc(checkers.empty() ? std::string("no checker") : checkers) + "</title>\n<style>" +
+                  html_escape(checkers.empty() ? std::string("no checker") : checkers) + "</title>\n<style>" +
                   kStyle + "</style></head><body><main>\n";
   h += "<h1>Mutation analysis of the checkers</h1>\n";
   h += "<p class=\"lead\">" +
-       esc(fmt::format("Checkers {} on the {} backend. {}.", checkers.empty() ? "none" : checkers,
+       html_escape(fmt::format("Checkers {} on the {} backend. {}.", checkers.empty() ? "none" : checkers,
                        c.backend.empty() ? "unknown" : c.backend, status_summary(c))) +
        "</p>\n";
 
@@ -474,7 +476,7 @@ std::string html_report(const Campaign& c) {
   h += card(c.forced_fail_killed ? "killed" : "NOT killed", "forced-fail mutant",
             c.forced_fail_killed ? "good" : "bad");
   h += "</div>\n";
-  h += "<p>" + esc(fmt::format("Stages: {} ({} mutants executed, {}). Pool: {} inputs, {} dropped.",
+  h += "<p>" + html_escape(fmt::format("Stages: {} ({} mutants executed, {}). Pool: {} inputs, {} dropped.",
                                stage_times(c), executed_count(c), throughput(c), c.pool.size(),
                                c.dropped_inputs.size())) +
        "</p>\n";
@@ -488,7 +490,7 @@ std::string html_report(const Campaign& c) {
   h += escape_table(c, rates);
 
   h += "<h2>Survivors</h2>\n<p class=\"lead\">" +
-       esc(fmt::format("Killed mutants some checker let through, {}'s first (those are the ones to "
+       html_escape(fmt::format("Killed mutants some checker let through, {}'s first (those are the ones to "
                        "fix); the witness is the first input that exposes the mutant.",
                        checker.empty() ? "no checker" : checker)) +
        "</p>\n";
@@ -505,7 +507,7 @@ std::string html_report(const Campaign& c) {
   h += "<p>Recipes in greedy order: " +
        (cover.chosen_recipes.empty()
             ? std::string("<span class=\"muted\">none</span>")
-            : "<code>" + esc(fmt::to_string(fmt::join(cover.chosen_recipes, ", "))) + "</code>") +
+            : "<code>" + html_escape(fmt::to_string(fmt::join(cover.chosen_recipes, ", "))) + "</code>") +
        "</p>\n";
 
   h += "<h2>Dropped inputs</h2>\n" + dropped_table(c);

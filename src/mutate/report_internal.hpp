@@ -64,4 +64,7 @@ std::string share_at(const std::map<int, double>& figures, int k);
 // The suite sizes (inputs per problem) the set-cover figures are given at.
 inline constexpr int kSuiteSizes[] = {1, 2, 3, 5};
 
+// Text and attribute values alike, for the HTML reports (mutate's, the audit's).
+std::string html_escape(std::string_view text);
+
 } // namespace kj::mutate::detail

@@ -185,6 +185,46 @@ TEST(Audit, OnlyFormatsBelowTheProblemsPrecisionAndOnlyWhereTheyChangeAnInput) {
   EXPECT_EQ(histogram[0].policies[0].status, (std::vector<Status>{Status::ok}));
 }
 
+// The ladder on layernorm's reference order and, posing as a correct variant, its one-pass
+// variance trap: E[x^2] - E[x]^2 cancels on the mean offset x+10, the default cases' own rung,
+// so the ceiling is crossed there; the two-pass solution passes every rung.
+TEST(Audit, ALadderFailingAtTheDefaultCasesOwnRungIsACeilingCrossed) {
+  const fs::path dir = fs::temp_directory_path() / "kjudge-audit-ladder";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "solutions");
+  const fs::path src = bundled("layernorm");
+  fs::copy_file(src / "reference.cu", dir / "reference.cu");
+  fs::copy_file(src / "solutions/basic.cu", dir / "solutions/basic.cu");
+  fs::copy_file(src / "traps/one_pass_variance.cu", dir / "solutions/one_pass.cu");
+  std::ifstream in(src / "problem.toml");
+  std::stringstream text;
+  for (std::string line; std::getline(in, line);)
+    text << (line.rfind("host = ", 0) == 0 ? "host = [{ R = 40, C = 64 }]" : line) << '\n';
+  std::ofstream(dir / "problem.toml") << text.str();
+
+  AuditOptions o;
+  o.problems = {dir.string()};
+  o.checkers = mutate::resolve_checkers({"kjudge"});
+  o.backend = "host";
+  o.self_exe = KJ_KJUDGE_EXE;
+  o.ladder = true;
+  const std::vector<ProblemAudit> all = run_audit(o);
+  const PolicyAudit& p = all.at(0).policies.at(0);
+  EXPECT_NE(std::find(p.status.begin(), p.status.end(), Status::ceiling_crossed), p.status.end());
+  EXPECT_EQ(p.ceiling.at("mean offset"), "x+10");
+  EXPECT_EQ(p.ladder.size(), 2u * (4 + 4 + 3)); // two solutions, 11 rungs
+  for (const LadderStep& s : p.ladder) {
+    if (s.candidate == "solutions/basic.cu") {
+      EXPECT_TRUE(s.pass) << s.family << " " << s.rung;
+    } else if (s.rung == "x+10") {
+      EXPECT_GT(s.margin, 0) << s.candidate;
+    }
+  }
+  EXPECT_NE(audit_console(all).find("ladder mean offset: x+10 FAIL solutions/one_pass.cu"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(Audit, TheJsonHoldsEveryFinding) {
   const auto audits = audit_of(fixture("hollow_softmax"));
   const nlohmann::json j = nlohmann::json::parse(audit_json(audits));
