@@ -56,6 +56,7 @@ struct DowngradeResult {
   std::string closest_case;
   double margin = -12;
   bool undetectable() const { return cases > 0 && passed == cases; }
+  bool caught() const { return passed < cases; } // some case rejected it: run no further
 };
 
 // One correct variant (a bundled solution) on one rung of the validity ladder: the first

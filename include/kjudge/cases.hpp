@@ -36,6 +36,9 @@ struct Case {
   std::optional<SpecialValues> special;
   std::string case_class() const;  // "public" | "hidden" | "perturbed" | "special"
 };
+// A case's id: <problem-hash8>:<shape-set>:<seed>:<transform>.
+std::string case_id(const Problem& problem, const ShapeSet& set, std::uint64_t seed,
+                    std::string_view transform);
 
 struct CaseSkip {
   std::string what;  // "public0 x*-1 on x", "public0 w:nan"

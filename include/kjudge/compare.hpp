@@ -29,6 +29,7 @@ double reference_ceiling(DType output);
 // such element.
 struct ScaledError {
   double max = 0, rms = 0;
+  bool within(double ceiling) const { return max <= ceiling && rms <= ceiling; } // NaN: not
 };
 std::optional<ScaledError> error_over_golden_scale(DType output, const HostTensor& golden,
                                                    const HostTensor& values);

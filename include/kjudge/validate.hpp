@@ -45,6 +45,8 @@ struct ShapePlan {
 // Evaluate every shape set and derive the perturbations; at most `max_perturbed` perturbed sets
 // are kept (the cap is recorded in `rejected` as "over the cap").
 ShapePlan plan_shapes(const Problem& problem, std::size_t max_perturbed = 64);
+// The id of `base` with one dim set to `value`: "public0~R=4095".
+std::string perturbed_set_id(std::string_view base, std::string_view dim, std::int64_t value);
 
 // The hidden shape sets drawn from the problem's `hidden_ranges` with `secret`: `hidden_draws`
 // per range, each dim uniform over its range from HMAC-SHA256 under the secret (of the problem

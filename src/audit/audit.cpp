@@ -269,7 +269,7 @@ ReferenceCheck check_reference(const Checker& ch, const Problem& problem, const 
     fault.rms_over_scale = e->rms;
     out.over_scale[spec.name] = {e->max, e->rms};
     std::vector<std::string> why;
-    if (!(fault.max_over_scale <= fault.ceiling) || !(fault.rms_over_scale <= fault.ceiling))
+    if (!e->within(fault.ceiling))
       why.push_back(fmt::format("its error over the golden's scale is {:.3g} (max) and {:.3g} "
                                 "(rms), past the {} ceiling {:.3g}",
                                 fault.max_over_scale, fault.rms_over_scale,
@@ -392,10 +392,9 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
   for (std::size_t o = 0; o < problem.outputs.size(); ++o)
     bound_futures.push_back(pool.submit([&, o] { return relative_bound_of(ch, problem, d, o); }));
   inputs = be.oracle().inputs_on_host(d);
-  // A downgrade some case already rejected is caught: it is run no further.
   std::vector<std::future<std::optional<std::vector<HostTensor>>>> rounded;
   for (std::size_t k = 0; k < formats.size(); ++k) {
-    const bool caught = pa.downgrades[k].passed < pa.downgrades[k].cases;
+    const bool caught = pa.downgrades[k].caught();
     rounded.push_back(pool.submit([&inputs, f = formats[k].second, caught] {
       return caught ? std::nullopt : rounded_inputs(inputs, f);
     }));
@@ -411,18 +410,15 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
   // A case whose reference is no yardstick rejects nothing (its bound may be infinite).
   if (!checked.faults.empty()) return;
 
-  std::vector<std::future<std::optional<std::pair<bool, double>>>> downgrade_judged;
-  for (auto& r : rounded) {
-    std::optional<std::vector<HostTensor>> in = r.get();
-    if (!in) {
-      downgrade_judged.push_back(pool.submit([] { return std::optional<std::pair<bool, double>>(); }));
-      continue;
-    }
+  // Per format: not run on this case (caught already, or no input changed), or judged.
+  std::vector<std::optional<std::future<std::pair<bool, double>>>> downgrade_judged(rounded.size());
+  for (std::size_t k = 0; k < rounded.size(); ++k) {
+    std::optional<std::vector<HostTensor>> in = rounded[k].get();
+    if (!in) continue;
     auto outputs = std::make_shared<const std::vector<HostTensor>>(
         be.oracle().reference_on(c, std::move(*in)));
-    downgrade_judged.push_back(pool.submit([&, outputs] {
-      return std::optional(detail::judge_outputs(ch, problem, d, *outputs));
-    }));
+    downgrade_judged[k] = pool.submit(
+        [&, outputs] { return detail::judge_outputs(ch, problem, d, *outputs); });
   }
   std::vector<std::pair<std::size_t, std::string>> trivial_names; // per future: output, name
   std::vector<std::future<TrivialOutcome>> trivial_judged;
@@ -445,10 +441,9 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
     }
   }
 
-  const auto downgrades = all_of_futures(downgrade_judged);
-  for (std::size_t k = 0; k < downgrades.size(); ++k) {
-    if (!downgrades[k]) continue;
-    const auto [pass, margin] = *downgrades[k];
+  for (std::size_t k = 0; k < downgrade_judged.size(); ++k) {
+    if (!downgrade_judged[k]) continue;
+    const auto [pass, margin] = downgrade_judged[k]->get();
     DowngradeResult& r = pa.downgrades[k];
     ++r.cases;
     if (pass) ++r.passed;

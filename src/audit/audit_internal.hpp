@@ -16,6 +16,9 @@ std::pair<bool, double> judge_outputs(const mutate::Checker& ch, const Problem& 
                                       const judge::CaseData& d,
                                       const std::vector<HostTensor>& outputs);
 
+// A policy's findings in words: "OK", "hollow, unjudgeable", ...
+std::string status_text(const PolicyAudit& p);
+
 // The problem's solutions on every rung of the ladder (ladder.cpp), judged by each checker:
 // each policy's ladder steps and ceilings added to its PolicyAudit (`audits[k]` for
 // `checkers[k]`), ceiling_crossed where a solution fails a family's first rung.

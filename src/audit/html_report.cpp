@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "kjudge/audit.hpp"
+#include "audit/audit_internal.hpp"
 #include "mutate/report_internal.hpp"
 
 namespace kj::audit {
@@ -27,12 +27,6 @@ svg text { font: 12px system-ui, sans-serif; fill: #1d232b; }
 )";
 
 constexpr const char* kColours[] = {"#1f5fbf", "#e07b00", "#2e8b57", "#8e44ad", "#c0392b", "#555"};
-
-std::string statuses(const PolicyAudit& p) {
-  std::string out;
-  for (const Status s : p.status) out += (out.empty() ? "" : ", ") + std::string(status_name(s));
-  return out;
-}
 
 std::string num(double x) { return fmt::format("{:.1f}", x); }
 
@@ -116,7 +110,7 @@ std::string audit_html(const std::vector<ProblemAudit>& audits) {
       const bool ok = p.status.size() == 1 && p.status[0] == Status::ok;
       h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        html_escape(a.problem), html_escape(p.policy), ok ? "good" : "bad",
-                       html_escape(statuses(p)), p.cases, signal.empty() ? "n/a" : signal,
+                       html_escape(detail::status_text(p)), p.cases, signal.empty() ? "n/a" : signal,
                        p.ladder.empty() ? "not run" : ceiling.empty() ? "none" : ceiling);
     }
   h += "</tbody></table>\n";

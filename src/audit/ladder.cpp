@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "audit/audit_internal.hpp"
+#include "judge/case_oracle.hpp"
+#include "kjudge/validate.hpp"
 #include "mutate/campaign_internal.hpp"
 
 namespace kj::audit::detail {
@@ -28,22 +31,18 @@ struct Rung {
 std::pair<const InputSpec*, std::string> ladder_input(const Problem& problem) {
   for (const InputSpec& in : problem.inputs)
     if (is_float(in.dtype)) {
-      const std::string last = in.shape.empty() ? "" : in.shape.back().text();
-      const bool dim = !last.empty() && std::all_of(last.begin(), last.end(), [](char ch) {
-        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-      }) && !std::isdigit(static_cast<unsigned char>(last[0]));
-      return {&in, dim ? last : ""};
+      if (in.shape.empty()) return {&in, ""};
+      const std::set<std::string> names = in.shape.back().names();
+      const bool plain = names.size() == 1 && *names.begin() == in.shape.back().text();
+      return {&in, plain ? *names.begin() : ""};
     }
   return {nullptr, ""};
 }
 
-std::int64_t input_elements(const Problem& problem, const Env& dims) {
+// The elements of all inputs of case `c`, its shapes evaluated as the oracle does.
+std::int64_t input_elements(const Problem& problem, const Case& c) {
   std::int64_t n = 0;
-  for (const InputSpec& in : problem.inputs) {
-    std::int64_t e = 1;
-    for (const Expr& x : in.shape) e *= x.eval(dims);
-    n += e;
-  }
+  for (const Shape& s : case_frame(problem, c).input_shapes) n += checked_numel(s);
   return n;
 }
 
@@ -55,8 +54,7 @@ std::vector<Rung> ladder_rungs(const Problem& problem, const Case& first) {
     Case c = first;
     t.input = input->name;
     c.transform = t;
-    c.id = fmt::format("{}:{}:{}:{}", first.id.substr(0, first.id.find(':')), c.shapes.id, c.seed,
-                       t.label());
+    c.id = case_id(problem, c.shapes, c.seed, t.label());
     out.push_back({std::move(family), t.label(), std::move(c), is_first});
   };
   for (const double factor : {3.0, 1e2, 1e4, 1e8}) with("magnitude", {"", factor, 0}, factor == 3);
@@ -65,10 +63,9 @@ std::vector<Rung> ladder_rungs(const Problem& problem, const Case& first) {
   for (const std::int64_t times : {1, 4, 16}) {
     Case c = first;
     c.shapes.dims[dim] *= times;
-    if (input_elements(problem, c.shapes.dims) > kMaxLadderElements) break;
-    c.shapes.id = times == 1 ? first.shapes.id
-                             : fmt::format("{}~{}={}", first.shapes.id, dim, c.shapes.dims[dim]);
-    c.id = fmt::format("{}:{}:{}:id", first.id.substr(0, first.id.find(':')), c.shapes.id, c.seed);
+    if (input_elements(problem, c) > kMaxLadderElements) break;
+    if (times > 1) c.shapes.id = perturbed_set_id(first.shapes.id, dim, c.shapes.dims[dim]);
+    c.id = case_id(problem, c.shapes, c.seed, c.transform.label());
     out.push_back({"long rows", fmt::format("{}*{}", dim, times), std::move(c), times == 1});
   }
   return out;

@@ -6,17 +6,17 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "kjudge/audit.hpp"
+#include "audit/audit_internal.hpp"
 
 namespace kj::audit {
 
-namespace {
-
-std::string statuses(const PolicyAudit& p) {
+std::string detail::status_text(const PolicyAudit& p) {
   std::vector<std::string> names;
   for (const Status s : p.status) names.emplace_back(status_name(s));
   return fmt::format("{}", fmt::join(names, ", "));
 }
+
+namespace {
 
 // JSON has no infinity: an exact policy's unbounded signal over bound is null.
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
@@ -56,7 +56,7 @@ std::string audit_console(const std::vector<ProblemAudit>& audits) {
       for (const auto& [output, sb] : p.signal_over_bound)
         signal.push_back(fmt::format("{} {:.3g}", output, sb));
       out += fmt::format("{:<20} {:<16} {:<22} {:>3} cases   signal/bound: {}\n", a.problem,
-                         p.policy, statuses(p), p.cases,
+                         p.policy, detail::status_text(p), p.cases,
                          signal.empty() ? "n/a" : fmt::format("{}", fmt::join(signal, ", ")));
       for (const TrivialResult& t : p.trivial)
         if (t.passes())

@@ -50,14 +50,14 @@ std::optional<std::string> special_refused(const InputSpec& in, SpecialKind kind
   return std::nullopt;
 }
 
+std::string case_id_shape() { return "<problem-hash8>:<shape-set>:<seed>:<transform>"; }
+
+}  // namespace
+
 std::string case_id(const Problem& problem, const ShapeSet& set, std::uint64_t seed,
                     std::string_view transform) {
   return fmt::format("{}:{}:{}:{}", problem.short_hash(), set.id, seed, transform);
 }
-
-std::string case_id_shape() { return "<problem-hash8>:<shape-set>:<seed>:<transform>"; }
-
-}  // namespace
 
 std::string Case::case_class() const {
   if (special) return "special";

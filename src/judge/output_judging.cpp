@@ -48,7 +48,7 @@ void excuse_what_the_reference_cannot_compute(const Problem& problem, const Case
       continue;
     const std::optional<ScaledError> e = error_over_golden_scale(t, data.golden[o], data.reference[o]);
     const double ceiling = reference_ceiling(t);
-    if (!e || (e->max <= ceiling && e->rms <= ceiling)) continue;
+    if (!e || e->within(ceiling)) continue;
     f.excused_by_reference = fmt::format(
         "the {} reference cannot compute this case itself (its error over the golden's scale is "
         "{:.3g} max and {:.3g} rms, past the {} ceiling {:.3g}): the output cannot fail it",

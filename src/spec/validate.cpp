@@ -398,6 +398,10 @@ std::optional<std::int64_t> smallest_prime_above(std::int64_t n) {
   return std::nullopt;
 }
 
+std::string perturbed_set_id(std::string_view base, std::string_view dim, std::int64_t value) {
+  return fmt::format("{}~{}={}", base, dim, value);
+}
+
 ShapePlan plan_shapes(const Problem& problem, std::size_t max_perturbed) {
   ShapePlan plan;
   for (std::size_t i = 0; i < problem.dims.public_sets.size(); ++i) {
@@ -444,7 +448,7 @@ ShapePlan plan_shapes(const Problem& problem, std::size_t max_perturbed) {
           continue;
         }
         ++perturbed;
-        plan.sets.push_back(ShapeSet{fmt::format("{}~{}={}", base_id, dim, p.value), hidden,
+        plan.sets.push_back(ShapeSet{perturbed_set_id(base_id, dim, p.value), hidden,
                                      std::move(dims), p});
       }
     }
