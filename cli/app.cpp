@@ -141,6 +141,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
       ->check(CLI::Range(1, 64));
   serve->add_flag("--unordered", into.serve.unordered,
                   "answer each request when it is ready, not in request order (ids say which)");
+  serve->add_flag("--allow-loosen", into.serve.allow_loosen,
+                  "judge problems whose policy is looser than their card.toml records");
   serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
                   "start each check's worker when it is needed (no worker waits ready beside "
                   "the judge)");

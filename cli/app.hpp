@@ -75,6 +75,7 @@ struct ServeArgs {
   bool no_spare_workers = false;        // start each check's worker when the check needs it
   int jobs = 1;                         // judges per device (ServeOptions::jobs)
   bool unordered = false;               // answers as they are ready
+  bool allow_loosen = false;            // serve problems whose policy is looser than their card
   std::string secret_file;              // empty: $KJUDGE_SECRET
 };
 

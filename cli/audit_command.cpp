@@ -77,6 +77,7 @@ int run_card(const CardArgs& args, std::ostream& out, std::ostream& err) {
   options.checkers = mutate::resolve_checkers({"kjudge"});
   options.backend = args.backend;
   options.self_exe = self_executable().string();
+  options.ladder = true; // the solutions' errors and the ceiling go on the card too
   std::vector<audit::ProblemAudit> audits;
   if (const auto failed = run_audits(options, audits, err)) return *failed;
   const fs::path file = problem.dir / "card.toml";

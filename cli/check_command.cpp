@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "app.hpp"
-#include "kjudge/audit.hpp"
+#include "kjudge/card.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/test_switches.hpp"
 #include "kjudge/report.hpp"
@@ -92,7 +92,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   allow_test_switches(a.unsafe_test_switches);
   const Problem problem = load_problem(a.problem);
   if (!a.allow_loosen)
-    if (const auto why = audit::card_refusal(problem))
+    if (const auto why = card_refusal(problem))
       throw SpecError({(problem.dir / "card.toml").string(), "policy", 0, 0}, *why);
   std::error_code ec;
   if (!fs::is_regular_file(a.candidate, ec))
@@ -162,6 +162,7 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.spare_workers = !a.no_spare_workers;
   options.jobs = a.jobs;
   options.unordered = a.unordered;
+  options.allow_loosen = a.allow_loosen;
   return serve(in, out, std::move(options));
 }
 

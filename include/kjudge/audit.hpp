@@ -10,8 +10,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kjudge/card.hpp" // card_refusal: what a card refuses
 #include "kjudge/mutate.hpp"
 #include "kjudge/spec.hpp"
 
@@ -46,17 +48,41 @@ struct ReferenceFault {
 };
 
 // The reference run on its inputs rounded to a narrower format (the precision a downgraded
-// kernel computes its inputs in), judged by the policy case by case until one rejects it (it is
-// caught then: the cases after it are not run): undetectable when it passes all of them.
+// kernel reads its inputs in) and, for an `arithmetic` one, with every operation rounded to it
+// too (its accumulator included: the reference's T as kj::rounded<float, F>), judged by the
+// policy case by case until one rejects it (it is caught then: the cases after it are not run):
+// undetectable when it passes all of them. A `declared` one is a candidate file the problem
+// names (Problem::downgrades: a weaker algorithm it must reject), run as a candidate is.
 struct DowngradeResult {
-  std::string format;        // "tf32", "bf16", "f16"
+  std::string format;        // "tf32", "bf16", "f16"; declared: its file ("downgrades/naive.cu")
+  bool arithmetic = false;
+  bool declared = false;
   int cases = 0, passed = 0;
   // The case where it came closest to failing (largest log10 error over bound; for a caught one,
   // the case that caught it), and that ratio.
   std::string closest_case;
   double margin = -12;
+  // For an undetectable one: the inputs that would expose it, searched among those kjudge makes
+  // beyond the policy's own cases (the mutation pool's small cases and witnesses, the validity
+  // ladder's rungs) and judged by the same policy; the first that rejects it, by case id and
+  // recipe ("public:x+1e+03s", "ladder:mean offset x+1e+03"), or empty when none of the
+  // `searched` inputs does (only a tighter tolerance can tell it apart).
+  std::string exposed_by, exposed_recipe;
+  int searched = 0;
   bool undetectable() const { return cases > 0 && passed == cases; }
   bool caught() const { return passed < cases; } // some case rejected it: run no further
+  std::string label() const {
+    return declared ? format : format + (arithmetic ? " arithmetic" : " inputs");
+  }
+  // One case's judgement (pass, log10 error over bound) counted.
+  void add(std::pair<bool, double> judged, const std::string& case_id) {
+    ++cases;
+    if (judged.first) ++passed;
+    if (closest_case.empty() || judged.second > margin) {
+      margin = judged.second;
+      closest_case = case_id;
+    }
+  }
 };
 
 // One correct variant (a bundled solution) on one rung of the validity ladder: the first
@@ -100,6 +126,14 @@ struct PolicyAudit {
 struct ProblemAudit {
   std::string problem, hash, backend;
   std::vector<PolicyAudit> policies;
+  std::vector<std::string> notes; // what the audit could not do ("no arithmetic downgrades: ...")
+  // With the ladder: each solution's error over the golden's scale per output on the ladder's
+  // base case (the first plain case), for the card's best solution.
+  struct SolutionError {
+    std::string candidate, output;
+    double max_over_scale = 0, rms_over_scale = 0;
+  };
+  std::vector<SolutionError> solution_errors;
   bool ok() const;
 };
 
@@ -129,19 +163,10 @@ std::string audit_html(const std::vector<ProblemAudit>& audits);
 // case id). Keys: kjudge_version, problem_hash, backend, audit (the findings, "OK" or a list),
 // cases, and an [[output]] per output: name, policy (as written), signal_over_bound,
 // reference_max_over_scale and reference_rms_over_scale (the reference's largest error over the
-// golden's scale on any case), [[output.rejected]] (each trivial candidate and downgrade the
+// golden's scale on any case), best_solution with its best_solution_max_over_scale and
+// best_solution_rms_over_scale (the solution of smallest rms on the ladder's base case), a
+// [ceiling] table (the ladder's first failing rung per family), [[output.rejected]] (each trivial candidate and downgrade the
 // audit saw rejected, with its log10 error over bound where it came closest to passing).
 std::string card_toml(const Problem& problem, const ProblemAudit& audit);
-
-// Whether policy `now` accepts more than `recorded` for an output of dtype `t`: a larger k,
-// rtol, atol, ulps, threshold or fraction, a smaller cosine or topk agreement, or another kind
-// than `recorded` (whose order cannot be told; `exact` recorded is looser than anything but
-// itself). Defaults are resolved first (relative without k: the dtype's default).
-bool policy_looser(const PolicySpec& now, const PolicySpec& recorded, DType t);
-
-// Why `problem`'s policy is looser than its card records (card.toml beside problem.toml, one
-// line naming the output and both policies), or nullopt when it is not or there is no card.
-// Throws kj::SpecError naming card.toml for a card that does not parse.
-std::optional<std::string> card_refusal(const Problem& problem);
 
 } // namespace kj::audit

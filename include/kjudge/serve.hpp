@@ -44,6 +44,9 @@ struct ServeOptions {
   // Answers as they are ready instead of in the order of the requests (`--unordered`); each
   // carries its request's id either way.
   bool unordered = false;
+  // Judge a problem whose policy is looser than its card.toml records (`--allow-loosen`);
+  // without it such a request is answered with a spec_error naming the card.
+  bool allow_loosen = false;
 };
 
 class Judge {

@@ -279,6 +279,10 @@ struct Problem {
   KernelSource reference;
   std::optional<KernelSource> golden;      // [golden] plan where the template trick does not fit
   std::vector<std::string> allowed_options;
+  // Candidate files (relative to the problem's folder) that a weaker algorithm than the
+  // problem asks for (Kahan removed, ...) must not pass: `kjudge audit` runs each on every case
+  // until one rejects it, else `downgrade undetectable`. Audit-only: not part of the hash.
+  std::vector<std::string> downgrades;
   std::vector<std::string> forbid;
   std::vector<Precondition> may_require;  // what candidates may declare in `requires`
   std::vector<RecordedBaseline> baselines;

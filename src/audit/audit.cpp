@@ -9,6 +9,7 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -69,14 +70,23 @@ std::vector<Case> cases_of(const Problem& problem, const Checker& ch, Backend ba
   return seeds;
 }
 
+// One output judged as a candidate's would be: its finding under the problem's policy.
+OutputFinding policy_finding(const Problem& problem, const CaseData& d, std::size_t o,
+                             const HostTensor& actual, CheckBackend* device) {
+  if (device)
+    if (std::optional<OutputFinding> f = device->judge_made_output(d, o, actual)) return *f;
+  return compare_output(host_compare_inputs(problem, o, d, actual, nullptr, {}));
+}
+
 // One output judged as a candidate's would be: pass, and log10 of its error over the bound.
 std::pair<bool, double> judge_output(const Checker& ch, const Problem& problem, const CaseData& d,
-                                     std::size_t o, const HostTensor& actual) {
+                                     std::size_t o, const HostTensor& actual,
+                                     CheckBackend* device) {
   if (ch.judge == Checker::Judge::tolerance) {
     const mutate::ToleranceJudgement j = mutate::judge_by_tolerance(ch, actual, d.reference[o]);
     return {j.accepted, j.log_error_ratio};
   }
-  const OutputFinding f = compare_output(host_compare_inputs(problem, o, d, actual, nullptr, {}));
+  const OutputFinding f = policy_finding(problem, d, o, actual, device);
   return {f.pass(), f.log_error_ratio};
 }
 
@@ -127,11 +137,11 @@ bool is_the_answer(const HostTensor& values, const HostTensor& expected) {
 // relative's max bound on this case (the reference's own error times k, or its floor), read
 // off the reference judged as a candidate; 0 for the other policies, which do not need it.
 double relative_bound_of(const Checker& ch, const Problem& problem, const CaseData& d,
-                         std::size_t o) {
+                         std::size_t o, CheckBackend* device) {
   if (ch.judge != Checker::Judge::problem_policy ||
       problem.outputs[o].policy.kind != PolicySpec::Kind::relative || !is_float(problem.outputs[o].dtype))
     return 0;
-  return compare_output(host_compare_inputs(problem, o, d, d.reference[o], nullptr, {})).bound.max_bound;
+  return policy_finding(problem, d, o, d.reference[o], device).bound.max_bound;
 }
 
 // A deterministic sign per element (splitmix64 of the index).
@@ -320,48 +330,12 @@ std::optional<double> signal_over_bound(const Checker& ch, const Problem& proble
   return *allowed > 0 ? median / *allowed : kInf;
 }
 
-// The narrower formats a downgraded kernel may round its inputs to: those with fewer mantissa
-// bits than the problem's float dtype (only they are a loss of precision the policy must see).
-std::vector<std::pair<std::string, FloatFormat>> downgrade_formats(const Problem& problem) {
-  const DType own = problem_float_dtype(problem);
-  std::vector<std::pair<std::string, FloatFormat>> out;
-  if (!is_float(own)) return out;
-  for (auto [name, f] : {std::pair<std::string, FloatFormat>{"tf32", tf32_format()},
-                         {"bf16", float_format(DType::bf16)}, {"f16", float_format(DType::f16)}})
-    if (f.mantissa_bits < float_format(own).mantissa_bits) out.emplace_back(name, f);
-  return out;
-}
-
-// The case's inputs rounded to `f`, saturating (a careful downgrade keeps finite values finite,
-// so only its precision, never an overflow of FLT_MAX, can give it away); nullopt where no
-// input changes (already on the format's grid, or none float): no downgrade on this case.
-std::optional<std::vector<HostTensor>> rounded_inputs(const std::vector<HostTensor>& case_inputs,
-                                                      const FloatFormat& f) {
-  std::vector<HostTensor> inputs;
-  bool changed = false;
-  for (const HostTensor& original : case_inputs) {
-    HostTensor in = original;
-    if (in.dtype() == DType::f32) {
-      changed = round_to_format_saturating(f, {in.data<float>(), static_cast<std::size_t>(in.numel())}) || changed;
-    } else if (is_float(in.dtype())) {
-      for (std::int64_t e = 0; e < in.numel(); ++e) {
-        const double v = in.get(e), r = round_to_format_saturating(f, v);
-        if (r != v && !(std::isnan(r) && std::isnan(v))) {
-          in.set(e, r);
-          changed = true;
-        }
-      }
-    }
-    inputs.push_back(std::move(in));
-  }
-  if (!changed) return std::nullopt;
-  return inputs;
-}
-
-// A trivial candidate on one case: absent (not made here), the answer (not judged), or judged.
+// A trivial candidate on one case: absent (not made here), the answer (not judged), or judged
+// (on the device: its values wait in `unjudged` for the audit's thread).
 struct TrivialOutcome {
   bool made = false, judged = false, pass = false;
   double margin = 12;
+  std::optional<HostTensor> unjudged;
 };
 
 template <class T> std::vector<T> all_of_futures(std::vector<std::future<T>>& futures) {
@@ -370,10 +344,17 @@ template <class T> std::vector<T> all_of_futures(std::vector<std::future<T>>& fu
   return out;
 }
 
+template <class T> std::future<T> ready_future(T value) {
+  std::promise<T> p;
+  p.set_value(std::move(value));
+  return p.get_future();
+}
+
 // One case audited: the reference checked, the downgrades run (on the backend, from this thread)
-// and, with the trivial candidates, judged on the pool's threads; the findings added to `pa`.
+// and, with the trivial candidates, judged on the pool's threads, or on the device from this
+// thread where the backend judges there; the findings added to `pa`.
 void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, TaskPool& pool,
-                const Case& c, PolicyAudit& pa,
+                const Case& c, const std::vector<detail::AuditKernel>& declared, PolicyAudit& pa,
                 std::map<std::pair<std::string, std::size_t>, std::size_t>& trivial_index) {
   CaseData d = be.oracle().prepare(c);
   be.complete_host_copies(d);
@@ -384,21 +365,34 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
     ~Drain() { pool.wait_idle(); }
   } drain{pool};
   ++pa.cases;
-  const auto formats = downgrade_formats(problem);
-  if (pa.downgrades.size() != formats.size())
-    for (const auto& [name, f] : formats) pa.downgrades.push_back({name, 0, 0, "", -12});
+  CheckBackend* const device = detail::device_judge(ch, be);
+  const std::vector<detail::Downgrade> downgrades = detail::downgrades_of(problem);
+  if (pa.cases == 1) {
+    for (const detail::Downgrade& g : downgrades) {
+      DowngradeResult& r = pa.downgrades.emplace_back();
+      r.format = g.format;
+      r.arithmetic = g.arithmetic;
+    }
+    for (const detail::AuditKernel& k : declared) {
+      DowngradeResult& r = pa.downgrades.emplace_back();
+      r.format = k.name;
+      r.declared = true;
+    }
+  }
   auto reference = pool.submit([&] { return check_reference(ch, problem, c, d); });
   std::vector<std::future<double>> bound_futures;
   for (std::size_t o = 0; o < problem.outputs.size(); ++o)
-    bound_futures.push_back(pool.submit([&, o] { return relative_bound_of(ch, problem, d, o); }));
+    bound_futures.push_back(device ? ready_future(relative_bound_of(ch, problem, d, o, device))
+                                   : pool.submit([&, o] {
+                                       return relative_bound_of(ch, problem, d, o, nullptr);
+                                     }));
   inputs = be.oracle().inputs_on_host(d);
-  std::vector<std::future<std::optional<std::vector<HostTensor>>>> rounded;
-  for (std::size_t k = 0; k < formats.size(); ++k) {
-    const bool caught = pa.downgrades[k].caught();
-    rounded.push_back(pool.submit([&inputs, f = formats[k].second, caught] {
-      return caught ? std::nullopt : rounded_inputs(inputs, f);
-    }));
-  }
+  // Per format, the inputs rounded to it (once for both of its downgrades).
+  std::map<std::string, std::shared_future<std::optional<std::vector<HostTensor>>>> rounded;
+  for (std::size_t k = 0; k < downgrades.size(); ++k)
+    if (!pa.downgrades[k].caught() && !rounded.count(downgrades[k].format))
+      rounded[downgrades[k].format] =
+          pool.submit([&inputs, f = downgrades[k].f] { return detail::rounded_inputs(inputs, f); }).share();
   const std::vector<double> bounds = all_of_futures(bound_futures);
   const ReferenceCheck checked = reference.get();
   for (const auto& [output, e] : checked.over_scale) {
@@ -410,15 +404,20 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
   // A case whose reference is no yardstick rejects nothing (its bound may be infinite).
   if (!checked.faults.empty()) return;
 
-  // Per format: not run on this case (caught already, or no input changed), or judged.
-  std::vector<std::optional<std::future<std::pair<bool, double>>>> downgrade_judged(rounded.size());
-  for (std::size_t k = 0; k < rounded.size(); ++k) {
-    std::optional<std::vector<HostTensor>> in = rounded[k].get();
-    if (!in) continue;
-    auto outputs = std::make_shared<const std::vector<HostTensor>>(
-        be.oracle().reference_on(c, std::move(*in)));
-    downgrade_judged[k] = pool.submit(
-        [&, outputs] { return detail::judge_outputs(ch, problem, d, *outputs); });
+  // Per downgrade: not run on this case (caught already, no input changed by an inputs-only
+  // one, or no rounded reference), or judged.
+  std::vector<std::optional<std::future<std::pair<bool, double>>>> downgrade_judged(downgrades.size());
+  for (std::size_t k = 0; k < downgrades.size(); ++k) {
+    if (pa.downgrades[k].caught()) continue;
+    std::optional<std::vector<HostTensor>> made =
+        detail::downgraded_outputs(be, c, downgrades[k], inputs, rounded.at(downgrades[k].format).get());
+    if (!made) continue;
+    auto outputs = std::make_shared<const std::vector<HostTensor>>(std::move(*made));
+    downgrade_judged[k] =
+        device ? ready_future(detail::judge_outputs(ch, problem, d, *outputs, device))
+               : pool.submit([&, outputs] {
+                   return detail::judge_outputs(ch, problem, d, *outputs, nullptr);
+                 });
   }
   std::vector<std::pair<std::size_t, std::string>> trivial_names; // per future: output, name
   std::vector<std::future<TrivialOutcome>> trivial_judged;
@@ -435,28 +434,29 @@ void audit_case(const Checker& ch, const Problem& problem, CheckBackend& be, Tas
         t.made = true;
         if (is_the_answer(*values, d.expected(o))) return t;
         t.judged = true;
-        std::tie(t.pass, t.margin) = judge_output(ch, problem, d, o, *values);
+        if (device) t.unjudged = std::move(values);
+        else std::tie(t.pass, t.margin) = judge_output(ch, problem, d, o, *values, nullptr);
         return t;
       }));
     }
   }
 
-  for (std::size_t k = 0; k < downgrade_judged.size(); ++k) {
-    if (!downgrade_judged[k]) continue;
-    const auto [pass, margin] = downgrade_judged[k]->get();
-    DowngradeResult& r = pa.downgrades[k];
-    ++r.cases;
-    if (pass) ++r.passed;
-    if (r.closest_case.empty() || margin > r.margin) {
-      r.margin = margin;
-      r.closest_case = c.id;
-    }
+  for (std::size_t k = 0; k < downgrade_judged.size(); ++k)
+    if (downgrade_judged[k]) pa.downgrades[k].add(downgrade_judged[k]->get(), c.id);
+  // The problem's declared downgrades, run on this thread like any candidate.
+  for (std::size_t j = 0; j < declared.size(); ++j) {
+    DowngradeResult& r = pa.downgrades[downgrades.size() + j];
+    if (r.caught()) continue;
+    if (const auto judged = detail::judge_declared(ch, problem, be, declared[j], c, d)) r.add(*judged, c.id);
   }
-  const auto trivials = all_of_futures(trivial_judged);
-  for (std::size_t k = 0; k < trivials.size(); ++k) {
-    const TrivialOutcome& t = trivials[k];
+  for (std::size_t k = 0; k < trivial_judged.size(); ++k) {
+    TrivialOutcome t = trivial_judged[k].get();
     if (!t.made) continue;
     const auto& [o, name] = trivial_names[k];
+    if (t.unjudged) {
+      std::tie(t.pass, t.margin) = judge_output(ch, problem, d, o, *t.unjudged, device);
+      t.unjudged.reset();
+    }
     auto [it, fresh] = trivial_index.try_emplace({name, o}, pa.trivial.size());
     if (fresh) pa.trivial.push_back({name, problem.outputs[o].name, 0, 0, "", 12});
     if (!t.judged) continue;
@@ -482,7 +482,7 @@ Case first_plain_case(const Problem& problem, Backend backend) {
 }
 
 PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend& be,
-                         Backend backend) {
+                         Backend backend, const std::vector<detail::AuditKernel>& declared) {
   PolicyAudit pa;
   pa.policy = ch.name;
   pa.description = ch.draw == Checker::Draw::default_cases
@@ -495,7 +495,13 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
   // inputs: comparison_threads' allowance per element.
   TaskPool pool(comparison_threads(largest_case_elements(problem, pointers)));
   std::map<std::pair<std::string, std::size_t>, std::size_t> trivial_index;
-  for (const Case& c : cases) audit_case(ch, problem, be, pool, c, pa, trivial_index);
+  for (const Case& c : cases) audit_case(ch, problem, be, pool, c, declared, pa, trivial_index);
+  std::set<std::string> judged;
+  for (const Case& c : cases) judged.insert(c.id);
+  detail::search_exposing_inputs(ch, problem, be, first_plain_case(problem, backend), declared,
+                                 judged, [&](const Case& c, const CaseData& d) {
+                                   return check_reference(ch, problem, c, d).faults.empty();
+                                 }, pa);
   const bool hollow = std::any_of(pa.trivial.begin(), pa.trivial.end(),
                                   [&](const TrivialResult& r) { return r.passes(); });
   bool unjudgeable = false;
@@ -519,13 +525,18 @@ PolicyAudit audit_policy(const Checker& ch, const Problem& problem, CheckBackend
 
 namespace detail {
 
+CheckBackend* device_judge(const Checker& ch, CheckBackend& be) {
+  return ch.judge == Checker::Judge::problem_policy && be.judges_made_outputs() ? &be : nullptr;
+}
+
 // Every output judged: whether all pass, and the largest log10 error over bound.
 std::pair<bool, double> judge_outputs(const Checker& ch, const Problem& problem, const CaseData& d,
-                                      const std::vector<HostTensor>& outputs) {
+                                      const std::vector<HostTensor>& outputs,
+                                      CheckBackend* device) {
   bool pass = true;
   double margin = -12;
   for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
-    const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o]);
+    const auto [ok, m] = judge_output(ch, problem, d, o, outputs[o], device);
     pass = pass && ok;
     margin = std::max(margin, m);
   }
@@ -556,13 +567,25 @@ std::vector<ProblemAudit> run_audit(const AuditOptions& options) {
   std::vector<ProblemAudit> all;
   for (const std::string& folder : options.problems) {
     const Problem problem = load_problem(folder);
-    ProblemAudit pa{problem.name, problem.short_hash(), std::string(backend_name(backend)), {}};
+    ProblemAudit pa;
+    pa.problem = problem.name;
+    pa.hash = problem.short_hash();
+    pa.backend = std::string(backend_name(backend));
     const std::unique_ptr<OpenBackend> be = open_backend(problem, backend, options.self_exe);
+    std::vector<detail::AuditKernel> declared;
+    for (const std::string& file : problem.downgrades) {
+      if (auto k = detail::start_kernel(*be->backend, file, load_candidate(problem.dir / file, problem)))
+        declared.push_back(std::move(*k));
+      else
+        pa.notes.push_back(fmt::format("the declared downgrade {} cannot run on this backend", file));
+    }
     for (const Checker& ch : options.checkers)
-      pa.policies.push_back(audit_policy(ch, problem, *be->backend, backend));
+      pa.policies.push_back(audit_policy(ch, problem, *be->backend, backend, declared));
     if (options.ladder)
-      detail::run_ladder(problem, *be->backend, first_plain_case(problem, backend),
-                         options.checkers, pa.policies);
+      detail::run_ladder(problem, *be->backend, backend, first_plain_case(problem, backend),
+                         options.checkers, pa);
+    if (const std::string why = be->backend->oracle().rounded_unavailable(); !why.empty())
+      pa.notes.push_back("no arithmetic downgrades: " + why);
     all.push_back(std::move(pa));
   }
   return all;

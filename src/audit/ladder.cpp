@@ -10,6 +10,8 @@
 
 #include "audit/audit_internal.hpp"
 #include "judge/case_oracle.hpp"
+#include "kjudge/compare.hpp"
+#include "kjudge/mutate.hpp"
 #include "kjudge/validate.hpp"
 #include "mutate/campaign_internal.hpp"
 
@@ -20,12 +22,6 @@ using namespace kj::judge;
 namespace {
 
 constexpr std::int64_t kMaxLadderElements = std::int64_t{1} << 26;
-
-struct Rung {
-  std::string family, label;
-  Case c;
-  bool first = false; // the default cases' own aggressiveness
-};
 
 // The first float input and the dim its shape's last entry names (empty: not a plain dim).
 std::pair<const InputSpec*, std::string> ladder_input(const Problem& problem) {
@@ -45,6 +41,75 @@ std::int64_t input_elements(const Problem& problem, const Case& c) {
   for (const Shape& s : case_frame(problem, c).input_shapes) n += checked_numel(s);
   return n;
 }
+
+
+// A correct variant the ladder runs: a solution, a CTRL mutant of one (a must-pass rewrite of
+// the mutation catalogue: contraction, re-association) or, on the GPU, one built --fmad=false.
+struct Variant : AuditKernel {
+  bool solution = false; // a bundled file as written
+};
+
+constexpr std::size_t kControlsPerSolution = 2;
+
+// The solutions and their variants, started; those this backend cannot run (tensor cores on
+// the host) left out. Throws std::runtime_error for a variant that does not start otherwise.
+std::vector<Variant> started_variants(const Problem& problem, CheckBackend& be, Backend backend) {
+  std::vector<std::filesystem::path> files;
+  const std::filesystem::path solutions = problem.dir / "solutions";
+  if (std::filesystem::is_directory(solutions))
+    for (const auto& e : std::filesystem::directory_iterator(solutions))
+      if (e.path().extension() == ".cu") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<Variant> out;
+  auto add = [&](std::string name, bool solution, Candidate c) {
+    if (std::optional<AuditKernel> k = start_kernel(be, std::move(name), std::move(c))) {
+      Variant v;
+      static_cast<AuditKernel&>(v) = std::move(*k);
+      v.solution = solution;
+      out.push_back(std::move(v));
+    }
+  };
+  for (const auto& f : files) {
+    const std::string label = "solutions/" + f.filename().string();
+    const Candidate original = load_candidate(f, problem);
+    add(label, true, original);
+    if (backend == Backend::cuda) {
+      Candidate plain = original;
+      plain.options.push_back("--fmad=false");
+      add(label + " --fmad=false", false, std::move(plain));
+    }
+    // The first and the last CTRL site: the two ends of the kernel's arithmetic.
+    std::vector<mutate::Mutant> controls =
+        mutate::generate_mutants(label, original.source.text, {"control"});
+    if (controls.size() > kControlsPerSolution) controls.erase(controls.begin() + 1, controls.end() - 1);
+    for (const mutate::Mutant& m : controls) {
+      Candidate control = original;
+      control.source.text = mutate::apply_mutant(original.source.text, m);
+      add(fmt::format("{} CTRL line {}", label, m.line), false, std::move(control));
+    }
+  }
+  return out;
+}
+
+// Each solution's error over the golden's scale per output on the base case (the card's
+// best solution comes from them).
+void record_solution_errors(const Problem& problem, CheckBackend& be, const Case& first,
+                            std::vector<Variant>& variants, ProblemAudit& audit) {
+  CaseData d = be.oracle().prepare(first);
+  be.complete_host_copies(d);
+  for (Variant& v : variants) {
+    if (!v.solution || unmet_precondition(problem, *v.candidate, first)) continue;
+    const mutate::detail::Observation ob = mutate::detail::observe(be, *v.kernel, problem, first, d);
+    if (!run_fault(problem, ob).empty()) continue;
+    for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
+      if (!is_float(problem.outputs[o].dtype) || d.golden.size() <= o || d.golden[o].numel() == 0) continue;
+      if (const auto e = error_over_golden_scale(problem.outputs[o].dtype, d.golden[o], ob.out0[o]))
+        audit.solution_errors.push_back({v.name, problem.outputs[o].name, e->max, e->rms});
+    }
+  }
+}
+
+} // namespace
 
 std::vector<Rung> ladder_rungs(const Problem& problem, const Case& first) {
   std::vector<Rung> out;
@@ -71,7 +136,6 @@ std::vector<Rung> ladder_rungs(const Problem& problem, const Case& first) {
   return out;
 }
 
-// What kept a run from a margin: its fault, an unwritten or a nondeterministic output.
 std::string run_fault(const Problem& problem, const mutate::detail::Observation& ob) {
   if (ob.fault != Reason::none) return fmt::format("{}: {}", reason_name(ob.fault), ob.message);
   if (ob.unwritten) return "unwritten_output";
@@ -79,45 +143,34 @@ std::string run_fault(const Problem& problem, const mutate::detail::Observation&
   return "";
 }
 
-} // namespace
-
-void run_ladder(const Problem& problem, CheckBackend& be, const Case& first,
-                const std::vector<mutate::Checker>& checkers, std::vector<PolicyAudit>& audits) {
-  const std::vector<Rung> rungs = ladder_rungs(problem, first);
-  std::vector<std::filesystem::path> files;
-  const std::filesystem::path solutions = problem.dir / "solutions";
-  if (std::filesystem::is_directory(solutions))
-    for (const auto& e : std::filesystem::directory_iterator(solutions))
-      if (e.path().extension() == ".cu") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-
-  struct Solution {
-    std::string name;
-    std::unique_ptr<const Candidate> candidate; // the runner holds on to it: it must not move
-    std::unique_ptr<KernelUnderTest> kernel;
-  };
-  std::vector<Solution> kernels;
-  for (const auto& f : files) {
-    Solution s{"solutions/" + f.filename().string(),
-               std::make_unique<const Candidate>(load_candidate(f, problem)), nullptr};
-    s.kernel = be.make_runner("candidate", *s.candidate);
-    if (auto failed = s.kernel->start()) {
-      if (failed->unsupported) continue; // this backend cannot run it (tensor cores on the host)
-      throw std::runtime_error(fmt::format("audit: solution {} does not start: {}", s.name,
-                                           failed->message));
-    }
-    kernels.push_back(std::move(s));
+std::optional<AuditKernel> start_kernel(CheckBackend& be, std::string name, Candidate candidate) {
+  AuditKernel k{std::move(name), std::make_unique<const Candidate>(std::move(candidate)), nullptr};
+  k.kernel = be.make_runner("candidate", *k.candidate);
+  if (auto failed = k.kernel->start()) {
+    if (failed->unsupported) return std::nullopt;
+    throw std::runtime_error(fmt::format("audit: {} does not start: {}", k.name, failed->message));
   }
+  return k;
+}
+
+void run_ladder(const Problem& problem, CheckBackend& be, Backend backend, const Case& first,
+                const std::vector<mutate::Checker>& checkers, ProblemAudit& audit) {
+  const std::vector<Rung> rungs = ladder_rungs(problem, first);
+  std::vector<Variant> kernels = started_variants(problem, be, backend);
+  record_solution_errors(problem, be, first, kernels, audit);
+  std::vector<PolicyAudit>& audits = audit.policies;
   for (const Rung& r : rungs) {
     CaseData d = be.oracle().prepare(r.c);
     be.complete_host_copies(d);
-    for (Solution& s : kernels) {
+    for (Variant& s : kernels) {
       if (unmet_precondition(problem, *s.candidate, r.c)) continue;
       const mutate::detail::Observation ob = mutate::detail::observe(be, *s.kernel, problem, r.c, d);
       const std::string fault = run_fault(problem, ob);
       for (std::size_t k = 0; k < checkers.size(); ++k) {
         LadderStep step{r.family, r.label, s.name, false, 12, fault};
-        if (fault.empty()) std::tie(step.pass, step.margin) = judge_outputs(checkers[k], problem, d, ob.out0);
+        if (fault.empty())
+          std::tie(step.pass, step.margin) =
+              judge_outputs(checkers[k], problem, d, ob.out0, device_judge(checkers[k], be));
         PolicyAudit& pa = audits[k];
         if (!step.pass && !pa.ceiling.count(r.family)) {
           pa.ceiling[r.family] = r.label;

@@ -46,11 +46,22 @@ std::string ladder_lines(const PolicyAudit& p) {
   return out;
 }
 
+// Under an undetectable downgrade: the input that would expose it, or that none searched does.
+std::string exposure_line(const DowngradeResult& r) {
+  if (!r.exposed_by.empty())
+    return fmt::format("    would be exposed by {} ({})\n", r.exposed_recipe,
+                       r.exposed_by);
+  if (r.searched == 0) return "";
+  return fmt::format("    exposed by none of {} other inputs kjudge makes: only a tighter "
+                     "tolerance tells it apart\n",
+                     r.searched);
+}
+
 } // namespace
 
 std::string audit_console(const std::vector<ProblemAudit>& audits) {
   std::string out;
-  for (const ProblemAudit& a : audits)
+  for (const ProblemAudit& a : audits) {
     for (const PolicyAudit& p : a.policies) {
       std::vector<std::string> signal;
       for (const auto& [output, sb] : p.signal_over_bound)
@@ -65,14 +76,18 @@ std::string audit_console(const std::vector<ProblemAudit>& audits) {
                              t.name, t.output, t.passed, t.cases, t.closest_case, t.margin);
       for (const DowngradeResult& r : p.downgrades)
         if (r.undetectable())
-          out += fmt::format("  downgrade undetectable: the reference on {} inputs passes all {} "
-                             "cases (closest to failing on {}: log10 error/bound {:.2f})\n",
-                             r.format, r.cases, r.closest_case, r.margin);
+          out += fmt::format("  downgrade undetectable: {} {} passes all {} cases (closest to "
+                             "failing on {}: log10 error/bound {:.2f})\n",
+                             r.declared ? "the declared" : "the reference with", r.label(),
+                             r.cases, r.closest_case, r.margin) +
+                 exposure_line(r);
       for (const ReferenceFault& f : p.reference_faults)
         out += fmt::format("  {}: {} on {}: {}\n", f.special ? "excused" : "unjudgeable", f.output,
                            f.case_id, f.why);
       out += ladder_lines(p);
     }
+    for (const std::string& note : a.notes) out += fmt::format("  note: {}\n", note);
+  }
   return out;
 }
 
@@ -106,9 +121,15 @@ std::string audit_json(const std::vector<ProblemAudit>& audits) {
       nlohmann::json downgrades = nlohmann::json::array();
       for (const DowngradeResult& r : p.downgrades)
         downgrades.push_back({{"format", r.format},
+                              {"arithmetic", r.arithmetic},
+                              {"declared", r.declared},
                               {"cases", r.cases},
                               {"passed", r.passed},
                               {"undetectable", r.undetectable()},
+                              {"exposed_by", r.exposed_by.empty() ? nlohmann::json(nullptr)
+                                                                  : nlohmann::json{{"case", r.exposed_by},
+                                                                                   {"recipe", r.exposed_recipe}}},
+                              {"exposure_searched", r.searched},
                               {"closest_case", r.closest_case},
                               {"log_error_ratio", r.margin}});
       nlohmann::json ladder = nlohmann::json::array();
@@ -135,6 +156,7 @@ std::string audit_json(const std::vector<ProblemAudit>& audits) {
                         {"hash", a.hash},
                         {"backend", a.backend},
                         {"ok", a.ok()},
+                        {"notes", a.notes},
                         {"policies", policies}});
   }
   return nlohmann::json{{"schema_version", 1}, {"problems", problems}}.dump(2) + "\n";

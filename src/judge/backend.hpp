@@ -61,6 +61,17 @@ public:
     (void)data, (void)first, (void)second;
     return std::nullopt;
   }
+  // Output `o` of a case as kjudge itself made it on the host (the audit's trivial candidates
+  // and downgraded references), judged by the problem's policy where the case's golden and
+  // reference lie, with the host comparator's finding; nullopt: judge it on the host. Called on
+  // the check's own thread only (the GPU comparator is not shared).
+  virtual std::optional<OutputFinding> judge_made_output(const CaseData& data, std::size_t o,
+                                                         const HostTensor& actual) {
+    (void)data, (void)o, (void)actual;
+    return std::nullopt;
+  }
+  // Whether judge_made_output judges anything (the CUDA backend with its GPU comparator).
+  virtual bool judges_made_outputs() const { return false; }
   // Host backend, once every case of `judged` (the run of `cases`) passed: the lines of the
   // candidate its runs reached, put on `v.lines_run`, and while some stay unrun, larger cases
   // judged (their findings appended to `v.cases`) until they run, the larger shapes run out or

@@ -130,6 +130,35 @@ ReferenceBuilds reference_builds(const Problem& problem, const CompiledPlan& ref
   return out;
 }
 
+RoundedPlans rounded_plans(const Problem& problem, const CompiledPlan& reference,
+                           const PlanContext& context) {
+  RoundedPlans out;
+  if (problem_float_dtype(problem) != DType::f32) {
+    out.unavailable = "only an f32 reference is built in rounded types";
+    return out;
+  }
+  for (const std::string format : {"tf32", "bf16", "f16"}) {
+    CompiledPlan plan;
+    plan.launches = instantiate_plan(problem.reference, fmt::format("kj::rounded<float, kj::{}>", format));
+    plan.context = context;
+    for (const std::string& e : reference_builds(problem, plan, nullptr).reference)
+      if (std::find(out.expressions.begin(), out.expressions.end(), e) == out.expressions.end())
+        out.expressions.push_back(e);
+    out.plans.emplace(format, std::move(plan));
+  }
+  // A reference with no template over T would run as itself: no downgrade at all.
+  const CompiledPlan& any = out.plans.begin()->second;
+  bool instantiated = false;
+  for (std::size_t l = 0; l < any.launches.size(); ++l)
+    instantiated = instantiated || any.launches[l].kernel != reference.launches[l].kernel;
+  if (!instantiated) {
+    out.plans.clear();
+    out.expressions.clear();
+    out.unavailable = "the reference's kernels are no templates over T";
+  }
+  return out;
+}
+
 void bind_plan(CompiledPlan& plan, const std::map<std::string, PlanKernel>& kernels,
                const KernelSource& src) {
   for (const LaunchSpec& l : plan.launches) {

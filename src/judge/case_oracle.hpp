@@ -92,6 +92,48 @@ struct ReferenceBuilds {
 ReferenceBuilds reference_builds(const Problem& problem, const CompiledPlan& reference,
                                  const CompiledPlan* golden);
 
+// The audit's rounded references: the reference's plan with T as kj::rounded<float, F>, for F
+// in "tf32", "bf16", "f16" (rounding.hpp), each operation rounded to F. Only for an f32 problem
+// whose reference is a template over T; else `unavailable` says why and `plans` is empty.
+struct RoundedPlans {
+  std::map<std::string, CompiledPlan> plans; // by format; bound after the build
+  std::vector<std::string> expressions;      // every format's, for one build
+  std::string unavailable;
+};
+RoundedPlans rounded_plans(const Problem& problem, const CompiledPlan& reference,
+                           const PlanContext& context);
+
+// An oracle's rounded references, built on first use: `Module` is its build (with `kernels`
+// by expression), `build(expressions)` makes one or throws SpecError, whose first line becomes
+// the reason there are none.
+template <class Module> struct RoundedReferences {
+  bool tried = false;
+  RoundedPlans plans;
+  std::unique_ptr<Module> module;
+
+  // The plan for `format`, or null when there is none.
+  template <class Build>
+  const CompiledPlan* plan(std::string_view format, const Problem& problem,
+                           const CompiledPlan& reference, Build&& build) {
+    if (!tried) {
+      tried = true;
+      plans = rounded_plans(problem, reference, reference.context);
+      try {
+        if (plans.unavailable.empty()) {
+          module = build(plans.expressions);
+          for (auto& [f, p] : plans.plans) bind_plan(p, module->kernels, problem.reference);
+        }
+      } catch (const SpecError& e) {
+        plans.plans.clear();
+        const std::string what = e.what();
+        plans.unavailable = what.substr(0, what.find('\n'));
+      }
+    }
+    const auto it = plans.plans.find(std::string(format));
+    return it == plans.plans.end() ? nullptr : &it->second;
+  }
+};
+
 // A plan's kernels from its build's (by expression), checked against the plan; SpecError at
 // the source when they do not fit.
 void bind_plan(CompiledPlan& plan, const std::map<std::string, PlanKernel>& kernels,
@@ -140,6 +182,13 @@ public:
   // in its dtype), its outputs on the host: the audit's downgrades, the reference on inputs
   // rounded to a narrower format. Throws SpecError as prepare does.
   virtual std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) = 0;
+  // As reference_on, with the reference's T = kj::rounded<float, F> (`format`: "tf32", "bf16",
+  // "f16"): every operation rounded to F, as a kernel that computes in F (its accumulator
+  // included), not only reads in it. All formats built in one go on the first call; nullopt
+  // when they cannot be, and rounded_unavailable() says why.
+  virtual std::optional<std::vector<HostTensor>>
+  rounded_reference_on(const Case& c, std::vector<HostTensor> inputs, std::string_view format) = 0;
+  virtual std::string rounded_unavailable() const = 0;
   // The case's inputs on the host, as generated (the CUDA oracle copies its device master: a
   // copy is far cheaper than generating them again).
   virtual std::vector<HostTensor> inputs_on_host(const CaseData& data) const = 0;

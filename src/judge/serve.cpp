@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "kjudge/card.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/report.hpp"
 
@@ -90,6 +91,10 @@ const Problem& Judge::problem(const fs::path& path) {
   auto& slot = problems_[canonical.string()];
   if (!slot || slot->toml_time != time)
     slot = std::make_unique<CachedProblem>(CachedProblem{time, load_problem(path)});
+  // Read on every request: a card written or edited while serving counts from the next one.
+  if (!options_.allow_loosen)
+    if (const auto why = card_refusal(slot->problem))
+      throw SpecError({(slot->problem.dir / "card.toml").string(), "policy", 0, 0}, *why);
   return slot->problem;
 }
 

@@ -246,9 +246,37 @@ ValueType dtype_value_type(DType d) {
   return ValueType::unknown;
 }
 
-ParamType parse_param_type(std::string_view text) {
+namespace {
+
+// `kj::rounded<float, kj::bf16>` (the audit's downgraded reference, rounding.hpp) spelled
+// `float`: it is one float in memory and in a kernel argument. Spaces before a `>` go too, so
+// `kj::storage_traits<kj::rounded<float, kj::f16> >::acc` reads as float's accumulator.
+std::string rounded_types_as_float(std::string_view text) {
+  std::string out(text);
+  for (std::size_t at; (at = out.find("kj::rounded<")) != std::string::npos;) {
+    const std::size_t close = out.find('>', at);
+    if (close == std::string::npos) break;
+    std::string inner = out.substr(at + 12, close - at - 12);
+    std::erase_if(inner, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+    if (inner != "float,kj::bf16" && inner != "float,kj::f16" && inner != "float,kj::tf32") break;
+    const bool qualified = at >= 2 && out.compare(at - 2, 2, "::") == 0;
+    out.replace(qualified ? at - 2 : at, close + 1 - (qualified ? at - 2 : at), "float");
+  }
+  std::string squeezed;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::size_t next = out.find_first_not_of(' ', i);
+    if (out[i] == ' ' && next != std::string::npos && out[next] == '>') continue;
+    squeezed += out[i];
+  }
+  return squeezed;
+}
+
+} // namespace
+
+ParamType parse_param_type(std::string_view spelled) {
   ParamType p;
-  p.text = std::string(text);
+  p.text = std::string(spelled);
+  const std::string text = rounded_types_as_float(spelled);
   std::vector<std::string> words;
   std::string word;
   auto flush = [&] {

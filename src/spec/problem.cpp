@@ -64,7 +64,7 @@ void Loader::load(const toml::table& root) {
                      {"name", "summary", "tier", "nan", "signed_zero", "nondeterministic",
                       "floor_bytes", "floor_flops", "memory_limit", "allowed_options", "forbid",
                       "dims", "input", "scalar", "output", "reference", "golden", "baseline",
-                      "may_require", "case"},
+                      "may_require", "case", "downgrades"},
                      "", ctx);
   p.dir = dir;
   p.name = detail::need_string(detail::need_key(root, "name", "", ctx), "name", ctx);
@@ -86,6 +86,12 @@ void Loader::load(const toml::table& root) {
   if (const toml::node* n = root.get("allowed_options"))
     p.allowed_options = detail::string_list(*n, "allowed_options", ctx);
   if (const toml::node* n = root.get("forbid")) p.forbid = detail::string_list(*n, "forbid", ctx);
+  if (const toml::node* n = root.get("downgrades")) {
+    p.downgrades = detail::string_list(*n, "downgrades", ctx);
+    for (const std::string& file : p.downgrades)
+      if (std::error_code ec; !std::filesystem::is_regular_file(dir / file, ec))
+        ctx.fail(*n, "downgrades", fmt::format("no such file '{}' beside problem.toml", file));
+  }
 
   load_dims(need_table_key(root, "dims", ""));
   if (const toml::node* n = root.get("scalar")) load_scalars(*n);

@@ -54,6 +54,9 @@ public:
   judge_in_place(const CaseData& data, const RunOutcome& first, const RunOutcome& second) override;
   void time_public_cases(KernelUnderTest& candidate, const std::vector<const Case*>& cases,
                          Verdict& v) override;
+  std::optional<OutputFinding> judge_made_output(const CaseData& data, std::size_t o,
+                                                 const HostTensor& actual) override;
+  bool judges_made_outputs() const override { return comparator_ != nullptr; }
 
 private:
   const CheckSettings& settings_;
@@ -119,6 +122,26 @@ std::optional<std::vector<OutputFinding>> CudaBackend::judge_in_place(const Case
     oracle_->complete_host_copies(data);
   return judge_device_outputs(problem_, data, first, *comparator_, stream,
                               extras_asked(settings_.asked));
+}
+
+// Uploaded to a scratch buffer and judged as a run's output would be (judge_device_outputs);
+// integer outputs and a case without its device golden go the host's way.
+std::optional<OutputFinding> CudaBackend::judge_made_output(const CaseData& data, std::size_t o,
+                                                           const HostTensor& actual) {
+  const DType dtype = problem_.outputs[o].dtype;
+  if (!comparator_ || !is_float(dtype) || actual.dtype() != dtype ||
+      data.device_golden.size() <= o || data.device_reference.size() <= o)
+    return std::nullopt;
+  const CUstream stream = context_->stream();
+  DeviceBuffer scratch(actual.nbytes());
+  copy_to_device(scratch.ptr(), actual.bytes().data(), actual.nbytes(), stream);
+  DeviceCompareInputs in;
+  static_cast<CompareRules&>(in) = compare_rules(problem_, o, false, data, {});
+  in.shape = data.output_shapes[o];
+  in.actual = DeviceTensor{scratch.ptr(), dtype};
+  in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
+  in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
+  return comparator_->compare(in, stream);
 }
 
 // The first case of each public shape set (identity transform, no special values) timed, its

@@ -246,13 +246,30 @@ void CudaOracle::complete_host_copies(const CaseData& data) const {
 
 CaseData CudaOracle::prepare(const Case& c) { return make_case(c, 0, nullptr); }
 
-std::vector<HostTensor> CudaOracle::reference_on(const Case& c, std::vector<HostTensor> inputs) {
+std::vector<HostTensor> CudaOracle::reference_plan_on(const CompiledPlan& plan,
+                                                      const Module& module, const Case& c,
+                                                      std::vector<HostTensor> inputs) {
   CaseData data = case_frame(problem_, c);
   for (const HostTensor& t : inputs) data.master.push_back(uploaded(t));
   data.initial = initial_outputs(problem_, data, c, 0);
   upload_initial(data);
-  make_plan_outputs(reference_, *reference_module_, data, false, c.id, nullptr);
+  make_plan_outputs(plan, module, data, false, c.id, nullptr);
   return outputs_on_host(data.device_reference, data, false);
+}
+
+std::vector<HostTensor> CudaOracle::reference_on(const Case& c, std::vector<HostTensor> inputs) {
+  return reference_plan_on(reference_, *reference_module_, c, std::move(inputs));
+}
+
+std::optional<std::vector<HostTensor>>
+CudaOracle::rounded_reference_on(const Case& c, std::vector<HostTensor> inputs,
+                                 std::string_view format) {
+  const CompiledPlan* plan =
+      rounded_.plan(format, problem_, reference_, [&](const std::vector<std::string>& expressions) {
+        return compile_trusted(problem_.reference, expressions, compile_, "reference in rounded types");
+      });
+  if (!plan) return std::nullopt;
+  return reference_plan_on(*plan, *rounded_.module, c, std::move(inputs));
 }
 
 std::vector<HostTensor> CudaOracle::inputs_on_host(const CaseData& data) const {

@@ -28,6 +28,10 @@ public:
 
   CaseData prepare(const Case& c) override;
   std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
+  std::optional<std::vector<HostTensor>> rounded_reference_on(const Case& c,
+                                                              std::vector<HostTensor> inputs,
+                                                              std::string_view format) override;
+  std::string rounded_unavailable() const override { return rounded_.plans.unavailable; }
   std::vector<HostTensor> inputs_on_host(const CaseData& data) const override;
 
   // Bench on the GPU: case `c` with its inputs drawn afresh for `visit` (StreamId::visit; the
@@ -119,6 +123,9 @@ private:
   void upload_initial(CaseData& data) const;
   // A host tensor's copy on the device (at least a byte, so even an empty one has an address).
   DeviceBuffer uploaded(const HostTensor& t) const;
+  // `plan` (the reference's or a rounded one) run on `inputs` for case `c`: reference_on.
+  std::vector<HostTensor> reference_plan_on(const CompiledPlan& plan, const Module& module,
+                                            const Case& c, std::vector<HostTensor> inputs);
 
   const Problem& problem_;
   const CudaContext& context_;
@@ -128,6 +135,8 @@ private:
   std::unique_ptr<Module> reference_module_, golden_module_;
   CompiledPlan reference_, golden_;
   bool need_golden_;
+  // The rounded references (rounded_reference_on), built on first use.
+  RoundedReferences<Module> rounded_;
   DeviceBuffer flush_; // flush_l2's target, made on first use
   // The timed baseline, once enable_baseline made it ready: its plan, or cuBLAS.
   bool baseline_ready_ = false;

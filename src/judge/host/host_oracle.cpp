@@ -52,9 +52,34 @@ std::optional<std::string> unsupported_launch(const std::vector<LaunchSpec>& lau
   return std::nullopt;
 }
 
+std::unique_ptr<HostBuiltModule> HostOracle::build(const KernelSource& src,
+                                                  const std::vector<std::string>& expressions,
+                                                  const std::string& role) const {
+  auto built = std::make_unique<HostBuiltModule>();
+  const std::string file = src.path.filename().string();
+  try {
+    const CompiledModule compiled = compile_module(src.text, file, expressions, nvrtc_);
+    read_symbols(compiled.kernels, src.text, *built);
+  } catch (const CompileError& e) {
+    throw SpecError(file_location(src.path), fmt::format("the {} does not compile: {}\n{}", role,
+                                                         e.what(), first_lines(e.log(), 20)));
+  } catch (const PlanError& e) {
+    throw SpecError(file_location(src.path), e.what());
+  }
+  try {
+    built->shared_object = build_host_module(src.text, file, expressions, host_compile_);
+    built->module = std::make_unique<HostModule>(built->shared_object);
+  } catch (const CompileError& e) {
+    throw SpecError(file_location(src.path),
+                    fmt::format("the {} does not compile for the host backend: {}\n{}", role,
+                                e.what(), first_lines(e.log(), 20)));
+  }
+  return built;
+}
+
 HostOracle::HostOracle(const Problem& problem, const CompileOptions& nvrtc,
                        const HostCompileOptions& host, bool need_golden)
-    : problem_(problem), need_golden_(need_golden) {
+    : problem_(problem), need_golden_(need_golden), nvrtc_(nvrtc), host_compile_(host) {
   const DeviceInfo device = host_device_info();
   if (auto why = unsupported_launch(problem.reference.launches)) throw UnsupportedOnHost(*why);
   const std::string float_type(dtype_cxx_name(problem_float_dtype(problem)));
@@ -66,29 +91,6 @@ HostOracle::HostOracle(const Problem& problem, const CompileOptions& nvrtc,
     golden_.context = oracle_plan_context(problem, "golden", true, device);
   }
 
-  auto build = [&](const KernelSource& src, const std::vector<std::string>& expressions,
-                   const std::string& role) {
-    auto built = std::make_unique<HostBuiltModule>();
-    const std::string file = src.path.filename().string();
-    try {
-      const CompiledModule compiled = compile_module(src.text, file, expressions, nvrtc);
-      read_symbols(compiled.kernels, src.text, *built);
-    } catch (const CompileError& e) {
-      throw SpecError(file_location(src.path), fmt::format("the {} does not compile: {}\n{}", role,
-                                                           e.what(), first_lines(e.log(), 20)));
-    } catch (const PlanError& e) {
-      throw SpecError(file_location(src.path), e.what());
-    }
-    try {
-      built->shared_object = build_host_module(src.text, file, expressions, host);
-      built->module = std::make_unique<HostModule>(built->shared_object);
-    } catch (const CompileError& e) {
-      throw SpecError(file_location(src.path),
-                      fmt::format("the {} does not compile for the host backend: {}\n{}", role,
-                                  e.what(), first_lines(e.log(), 20)));
-    }
-    return built;
-  };
   const ReferenceBuilds builds =
       reference_builds(problem, reference_, need_golden ? &golden_ : nullptr);
   reference_module_ = build(problem.reference, builds.reference, "reference");
@@ -211,12 +213,29 @@ CaseData HostOracle::prepare(const Case& c) {
   return data;
 }
 
-std::vector<HostTensor> HostOracle::reference_on(const Case& c, std::vector<HostTensor> inputs) {
+std::vector<HostTensor> HostOracle::reference_plan_on(const CompiledPlan& plan,
+                                                      const HostBuiltModule& module, const Case& c,
+                                                      std::vector<HostTensor> inputs) const {
   CaseData data = case_frame(problem_, c);
   data.host_master = std::move(inputs);
   data.initial = initial_outputs(problem_, data, c, 0);
-  make_plan_outputs(reference_, *reference_module_, data, false, c.id, 0);
+  make_plan_outputs(plan, module, data, false, c.id, 0);
   return std::move(data.reference);
+}
+
+std::vector<HostTensor> HostOracle::reference_on(const Case& c, std::vector<HostTensor> inputs) {
+  return reference_plan_on(reference_, *reference_module_, c, std::move(inputs));
+}
+
+std::optional<std::vector<HostTensor>>
+HostOracle::rounded_reference_on(const Case& c, std::vector<HostTensor> inputs,
+                                 std::string_view format) {
+  const CompiledPlan* plan =
+      rounded_.plan(format, problem_, reference_, [&](const std::vector<std::string>& expressions) {
+        return build(problem_.reference, expressions, "reference in rounded types");
+      });
+  if (!plan) return std::nullopt;
+  return reference_plan_on(*plan, *rounded_.module, c, std::move(inputs));
 }
 
 } // namespace kj::judge

@@ -42,6 +42,10 @@ public:
 
   CaseData prepare(const Case& c) override;
   std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
+  std::optional<std::vector<HostTensor>> rounded_reference_on(const Case& c,
+                                                              std::vector<HostTensor> inputs,
+                                                              std::string_view format) override;
+  std::string rounded_unavailable() const override { return rounded_.plans.unavailable; }
   std::vector<HostTensor> inputs_on_host(const CaseData& data) const override {
     return data.host_master;
   }
@@ -54,6 +58,14 @@ public:
   std::string builds_identity() const;
 
 private:
+  // The host module of `src`'s `expressions` (`role`: "reference", ...); SpecError when it does
+  // not compile with NVRTC (its symbols) or the host compiler, or its kernels cannot be planned.
+  std::unique_ptr<HostBuiltModule> build(const KernelSource& src,
+                                         const std::vector<std::string>& expressions,
+                                         const std::string& role) const;
+  // `plan` (the reference's or a rounded one) run on `inputs` for case `c`: reference_on.
+  std::vector<HostTensor> reference_plan_on(const CompiledPlan& plan, const HostBuiltModule& module,
+                                            const Case& c, std::vector<HostTensor> inputs) const;
   void make_plan_outputs(const CompiledPlan& plan, const HostBuiltModule& module, CaseData& data,
                bool golden, const std::string& case_id, int timed_runs) const;
 
@@ -62,6 +74,10 @@ private:
   CompiledPlan reference_, golden_;
   bool need_golden_;
   int timed_runs_ = 0;
+  // The rounded references (rounded_reference_on), built on first use.
+  RoundedReferences<HostBuiltModule> rounded_;
+  CompileOptions nvrtc_;
+  HostCompileOptions host_compile_;
 };
 
 // The lowered name -> kernel index map and the plan kernels of NVRTC's symbols for a module

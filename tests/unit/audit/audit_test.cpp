@@ -22,8 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<ProblemAudit> audit_of(const std::string& folder, std::vector<std::string> policies = {"kjudge"}) {
+std::vector<ProblemAudit> audit_of(const std::string& folder,
+                                   std::vector<std::string> policies = {"kjudge"},
+                                   bool ladder = false) {
   AuditOptions o;
+  o.ladder = ladder;
   o.problems = {folder};
   o.checkers = mutate::resolve_checkers(policies);
   o.backend = "host";
@@ -41,9 +44,11 @@ const TrivialResult& trivial(const PolicyAudit& p, const std::string& name) {
   return *it;
 }
 
-const DowngradeResult& downgrade(const PolicyAudit& p, const std::string& format) {
-  const auto it = std::find_if(p.downgrades.begin(), p.downgrades.end(),
-                               [&](const DowngradeResult& d) { return d.format == format; });
+const DowngradeResult& downgrade(const PolicyAudit& p, const std::string& format,
+                                 bool arithmetic = false) {
+  const auto it = std::find_if(p.downgrades.begin(), p.downgrades.end(), [&](const DowngradeResult& d) {
+    return d.format == format && d.arithmetic == arithmetic;
+  });
   if (it == p.downgrades.end()) throw std::runtime_error("no downgrade " + format);
   return *it;
 }
@@ -153,17 +158,21 @@ TEST(Audit, ATolerancePastBf16sRoundingCannotTellItFromF32) {
   const PolicyAudit& p = audits[0].policies.at(0);
   EXPECT_EQ(p.status, (std::vector<Status>{Status::downgrade_undetectable})); // never hollow
   for (const TrivialResult& t : p.trivial) EXPECT_FALSE(t.passes()) << t.name;
-  ASSERT_EQ(p.downgrades.size(), 3u);
-  for (const char* f : {"tf32", "bf16"}) {
-    const DowngradeResult& d = downgrade(p, f);
-    EXPECT_TRUE(d.undetectable()) << f;
-    EXPECT_EQ(d.passed, d.cases) << f;
-    EXPECT_LE(d.margin, 0) << f;
-  }
+  // Inputs, then arithmetic: relu computes nothing a rounded type changes, so both pass alike.
+  ASSERT_EQ(p.downgrades.size(), 6u);
+  EXPECT_EQ(p.downgrades[3].label(), "tf32 arithmetic");
+  for (const bool arithmetic : {false, true})
+    for (const char* f : {"tf32", "bf16"}) {
+      const DowngradeResult& d = downgrade(p, f, arithmetic);
+      EXPECT_TRUE(d.undetectable()) << d.label();
+      EXPECT_EQ(d.passed, d.cases) << d.label();
+      EXPECT_LE(d.margin, 0) << d.label();
+    }
   // f16 has the mantissa of tf32 but not the range: FLT_MAX saturates at 65504.
   const DowngradeResult& f16 = downgrade(p, "f16");
   EXPECT_EQ(f16.passed, f16.cases - 1);
   EXPECT_NE(f16.closest_case.find(":x:dtype_max"), std::string::npos) << f16.closest_case;
+  EXPECT_TRUE(audits[0].notes.empty());
   // The bundled relu judges the same kernel by relative(16) against the golden: rejected.
   const auto relu = audit_of(bundled("relu"), {"kjudge", "kernelbench-v0"});
   EXPECT_EQ(relu[0].policies[0].status, (std::vector<Status>{Status::ok}));
@@ -172,13 +181,101 @@ TEST(Audit, ATolerancePastBf16sRoundingCannotTellItFromF32) {
     EXPECT_GT(d.margin, 0) << d.format;
   }
   EXPECT_TRUE(downgrade(relu[0].policies[1], "bf16").undetectable());
+  // bf16's relative rounding is the same at every magnitude: no input exposes it to allclose;
+  // f16 saturates, and kjudge's dtype-max case shows it.
+  EXPECT_EQ(downgrade(relu[0].policies[1], "bf16").exposed_by, "");
+  EXPECT_EQ(downgrade(relu[0].policies[1], "bf16").searched, 38);
+  EXPECT_EQ(downgrade(relu[0].policies[1], "f16").exposed_recipe, "special:dtype_max");
+}
+
+// Summing in bf16 stalls where the sum's ulp passes its addends: a tolerance that lets bf16
+// inputs through still rejects it, and so the arithmetic downgrade is its own line. (Golden
+// mean passes on x+10, where every row sums to about 45056 +- 64: hollow too.)
+TEST(Audit, ArithmeticInANarrowFormatIsADowngradeOfItsOwn) {
+  const auto audits = audit_of(fixture("bf16_sum"));
+  const PolicyAudit& p = audits[0].policies.at(0);
+  EXPECT_EQ(p.status, (std::vector<Status>{Status::hollow, Status::downgrade_undetectable}));
+  EXPECT_TRUE(downgrade(p, "bf16").undetectable());
+  for (const char* f : {"tf32", "bf16", "f16"}) {
+    const DowngradeResult& d = downgrade(p, f, true);
+    EXPECT_FALSE(d.undetectable()) << f;
+    EXPECT_EQ(d.cases, 1) << f; // caught on the first case: run no further
+    EXPECT_GT(d.margin, 0) << f;
+  }
+  EXPECT_GT(downgrade(p, "bf16", true).margin, 1.5); // 8 bits against tf32's 11
+}
+
+// A problem asking for Kahan's compensation declares the plain sum a downgrade: relative,
+// bounded by Kahan's own error, rejects it on the first case; allclose(1e-2) passes it on all.
+TEST(Audit, ADeclaredDowngradeRunsAsACandidateAndMustFail) {
+  const auto audits = audit_of(fixture("kahan_sum"), {"kjudge", "kernelbench-v0"});
+  const auto& ps = audits[0].policies;
+  EXPECT_EQ(ps[0].status, (std::vector<Status>{Status::ok}));
+  ASSERT_EQ(ps[0].downgrades.size(), 7u);
+  const DowngradeResult& caught = ps[0].downgrades.back();
+  EXPECT_TRUE(caught.declared);
+  EXPECT_EQ(caught.label(), "downgrades/naive.cu");
+  EXPECT_EQ(caught.cases, 1);
+  EXPECT_EQ(caught.passed, 0);
+  EXPECT_GT(caught.margin, 0);
+  const DowngradeResult& missed = ps[1].downgrades.back();
+  EXPECT_TRUE(missed.declared);
+  EXPECT_TRUE(missed.undetectable());
+  EXPECT_EQ(missed.cases, 5);
+  EXPECT_LT(missed.margin, -2);
+  EXPECT_NE(audit_console(audits).find("the declared downgrades/naive.cu passes all 5 cases"),
+            std::string::npos)
+      << audit_console(audits);
+  // No input kjudge makes exposes the plain sum to allclose(1e-2): the tolerance must tighten.
+  // The arithmetic downgrades it misses, an offset or a magnitude exposes.
+  EXPECT_EQ(missed.exposed_by, "");
+  EXPECT_EQ(missed.searched, 23);
+  EXPECT_EQ(downgrade(ps[1], "bf16", true).exposed_recipe, "ladder:mean offset x+100");
+  EXPECT_EQ(downgrade(ps[1], "bf16", true).exposed_by, "fb5e85da:public0:0:x+100");
+  EXPECT_EQ(downgrade(ps[1], "f16", true).exposed_recipe, "public:offset+10s");
+  EXPECT_EQ(downgrade(ps[1], "f16").exposed_recipe, "ladder:magnitude x*1e+08");
+  const std::string console = audit_console(audits);
+  EXPECT_NE(console.find("    exposed by none of 23 other inputs kjudge makes: only a tighter "
+                         "tolerance tells it apart\n"),
+            std::string::npos)
+      << console;
+  EXPECT_NE(console.find("    would be exposed by ladder:mean offset x+100 (fb5e85da:public0:0:x+100)\n"),
+            std::string::npos)
+      << console;
+  const auto json = nlohmann::json::parse(audit_json(audits));
+  const auto& arithmetic_bf16 = json["problems"][0]["policies"][1]["downgrades"][4];
+  EXPECT_EQ(arithmetic_bf16["exposed_by"]["recipe"], "ladder:mean offset x+100");
+  EXPECT_EQ(json["problems"][0]["policies"][1]["downgrades"][6]["exposed_by"], nullptr);
+  EXPECT_EQ(json["problems"][0]["policies"][1]["downgrades"][6]["exposure_searched"], 23);
+  // The problem's own policy catches them all: nothing is searched.
+  for (const DowngradeResult& d : ps[0].downgrades) EXPECT_EQ(d.searched, 0) << d.label();
+}
+
+// A declared downgrade must exist beside problem.toml.
+TEST(Audit, ADeclaredDowngradeThatIsNoFileIsASpecError) {
+  const fs::path dir = fs::temp_directory_path() / "kjudge-audit-declared";
+  fs::remove_all(dir);
+  fs::copy(fixture("kahan_sum"), dir, fs::copy_options::recursive);
+  fs::remove(dir / "downgrades/naive.cu");
+  try {
+    load_problem(dir);
+    FAIL() << "loaded";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("downgrades: no such file 'downgrades/naive.cu'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Audit, OnlyFormatsBelowTheProblemsPrecisionAndOnlyWhereTheyChangeAnInput) {
-  // gelu is f16: bf16 is the only narrower format.
+  // gelu is f16: bf16 is the only narrower format, and only an f32 reference is built in
+  // rounded types.
   const auto gelu = audit_of(bundled("gelu"));
   ASSERT_EQ(gelu[0].policies[0].downgrades.size(), 1u);
-  EXPECT_EQ(gelu[0].policies[0].downgrades[0].format, "bf16");
+  EXPECT_EQ(gelu[0].policies[0].downgrades[0].label(), "bf16 inputs");
+  EXPECT_EQ(gelu[0].notes, (std::vector<std::string>{
+                               "no arithmetic downgrades: only an f32 reference is built in "
+                               "rounded types"}));
   // histogram's inputs are integers: nothing to round, no downgrade.
   const auto histogram = audit_of(bundled("histogram"));
   EXPECT_TRUE(histogram[0].policies[0].downgrades.empty());
@@ -270,9 +367,19 @@ TEST(Card, ACheckRefusesAPolicyLooserThanItsCard) {
   fs::remove_all(dir.parent_path());
   fs::create_directories(dir.parent_path());
   fs::copy(bundled("softmax"), dir, fs::copy_options::recursive);
-  const auto audits = audit_of(dir.string());
+  const auto audits = audit_of(dir.string(), {"kjudge"}, true);
   const Problem p = load_problem(dir);
   const std::string card = card_toml(p, audits[0]);
+  // The four solutions' errors (not their CTRL variants'), and the best of them on the card.
+  ASSERT_EQ(audits[0].solution_errors.size(), 4u);
+  for (const auto& e : audits[0].solution_errors) {
+    EXPECT_EQ(e.output, "y");
+    EXPECT_GT(e.rms_over_scale, 0) << e.candidate;
+    EXPECT_LT(e.max_over_scale, reference_ceiling(DType::f32)) << e.candidate;
+  }
+  EXPECT_NE(card.find("best_solution = 'solutions/"), std::string::npos) << card;
+  EXPECT_NE(card.find("best_solution_rms_over_scale = "), std::string::npos) << card;
+  EXPECT_NE(card.find("[ceiling]"), std::string::npos) << card;
   EXPECT_NE(card.find("audit = 'OK'"), std::string::npos) << card;
   EXPECT_NE(card.find("policy = 'relative'"), std::string::npos) << card;
   EXPECT_NE(card.find("candidate = 'zeros'"), std::string::npos) << card;

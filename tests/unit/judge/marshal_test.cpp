@@ -168,6 +168,16 @@ TEST(ParamType, DemangledSpellings) {
   EXPECT_EQ(parse_param_type("float**").pointer_depth, 2);
   EXPECT_FALSE(parse_param_type("float**").pointer());
   EXPECT_TRUE(parse_param_type("float&").reference);
+  // The audit's rounded references: one float in memory, whatever their format.
+  p = parse_param_type("kj::rounded<float, kj::bf16> const*");
+  EXPECT_TRUE(p.pointer());
+  EXPECT_EQ(p.value, ValueType::f32);
+  EXPECT_EQ(p.text, "kj::rounded<float, kj::bf16> const*");
+  EXPECT_EQ(parse_param_type("kj::rounded<float, kj::tf32>").value, ValueType::f32);
+  p = parse_param_type("kj::storage_traits<kj::rounded<float, kj::f16> >::acc*");
+  EXPECT_EQ(p.value, ValueType::f32);
+  EXPECT_EQ(p.element, "float");
+  EXPECT_EQ(parse_param_type("kj::rounded<double, kj::bf16>*").value, ValueType::unknown);
   // kj::acc_t<T>, as a template instance's lowered name spells it: T's accumulator.
   p = parse_param_type("kj::storage_traits<__nv_bfloat16>::acc*");
   EXPECT_TRUE(p.pointer());

@@ -348,4 +348,30 @@ TEST(Serve, EveryMalformedRequestIsAnsweredWithItsKindAndTheStreamGoesOn) {
   EXPECT_NE(message(12).find("'rotation' must be 1 to 8"), std::string::npos) << message(12);
 }
 
+// A problem whose policy is looser than its card.toml records is refused as `check` refuses it,
+// read on each request (a card written while serving counts from the next), unless the server
+// was started with allow_loosen.
+TEST(Serve, AProblemLooserThanItsCardIsASpecErrorUnlessLooseningIsAllowed) {
+  const fs::path dir = fs::temp_directory_path() / "kjudge-serve-card" / "softmax";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir.parent_path());
+  fs::copy(problem("softmax"), dir, fs::copy_options::recursive);
+  const std::string request =
+      json{{"id", 1}, {"problem", dir.string()}, {"candidate", (dir / "solutions/warp_shuffle.cu").string()}}
+          .dump() + "\n";
+  EXPECT_EQ(answers_to(request).at(0)["verdict"]["outcome"], "PASS");
+  // softmax judges by relative (k = 16 for f32): a card recording relative(4) is tighter.
+  std::ofstream(dir / "card.toml") << "[[output]]\nname = \"y\"\npolicy = \"relative(4)\"\n";
+  const json refused = answers_to(request).at(0);
+  EXPECT_EQ(refused["error"]["kind"], "spec_error") << refused.dump();
+  const std::string message = refused["error"]["message"];
+  EXPECT_NE(message.find((dir / "card.toml").string()), std::string::npos) << message;
+  EXPECT_NE(message.find("output 'y': the policy 'relative' is looser than 'relative(4)'"), std::string::npos)
+      << message;
+  ServeOptions loosened = host_serve_options();
+  loosened.allow_loosen = true;
+  EXPECT_EQ(answers_to(request, loosened).at(0)["verdict"]["outcome"], "PASS");
+  fs::remove_all(dir.parent_path());
+}
+
 } // namespace
