@@ -197,9 +197,9 @@ LatencyDistribution latency_distribution(std::vector<double> samples);
 // `kjudge compare`: one output stored as .npy files judged by the compare_output a check uses,
 // with the policy named as problem.toml names it, in a one-case verdict (backend "files") so
 // every reporter prints it as any other. Throws SpecError naming the file or the option.
-struct CompareFiles {
-  std::string actual, expected;  // .npy paths: the output, and the golden (read as f64)
-  std::string reference;         // the same-precision reference; empty: none
+// How `kjudge compare` (and kjudge.compare in Python) judges an output against its expected
+// values: the policy and what it needs beside the tensors.
+struct CompareSettings {
   std::string policy;            // "relative(4)", "allclose(1e-3, 1e-5)", ...
   std::string dtype;             // the output dtype; empty: actual's
   std::string expected_kind;     // "golden" | "reference"; empty: the policy's default
@@ -207,7 +207,21 @@ struct CompareFiles {
   std::string nan = "exempt";    // propagate | ignore | exempt
   bool exact_percentiles = false;
 };
+struct CompareFiles : CompareSettings {
+  std::string actual, expected;  // .npy paths: the output, and the golden (read as f64)
+  std::string reference;         // the same-precision reference; empty: none
+};
 Verdict compare_files(const CompareFiles& request);
+// The tensors themselves, named as messages name them (`names`: actual, expected, reference;
+// the files' paths for compare_files): one case's verdict, judged by compare_output exactly as
+// in a check. SpecError, naming the tensor or the setting, for shapes that disagree, an unknown
+// dtype, policy, NaN rule or expected kind, or a slice beyond the rank.
+struct TensorNames {
+  std::string actual = "actual", expected = "expected", reference = "reference";
+};
+Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
+                        std::optional<HostTensor> reference, const CompareSettings& settings,
+                        const TensorNames& names = {});
 
 // Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
 // next to the executable (../include, ../../include for a build tree, ../share/kjudge/include

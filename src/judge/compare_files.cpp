@@ -1,5 +1,6 @@
-// kj::compare_files (judge.hpp): `kjudge compare` as a library call. The files become an
-// OutputSpec and the CompareInputs of one case, judged by compare_output exactly as in a check.
+// kj::compare_files and kj::compare_tensors (judge.hpp): `kjudge compare` as a library call. The
+// tensors become an OutputSpec and the CompareInputs of one case, judged by compare_output
+// exactly as in a check.
 #include <filesystem>
 #include <optional>
 
@@ -41,7 +42,7 @@ void check_shape(const HostTensor& t, const std::string& path, const HostTensor&
                                 shape_string(golden.shape()), golden_path));
 }
 
-DType output_dtype(const CompareFiles& a, const HostTensor& actual) {
+DType output_dtype(const CompareSettings& a, const HostTensor& actual) {
   if (a.dtype.empty()) return actual.dtype();
   const auto parsed = parse_dtype(a.dtype);
   if (!parsed)
@@ -53,11 +54,11 @@ DType output_dtype(const CompareFiles& a, const HostTensor& actual) {
 }
 
 // The output as problem.toml would declare it: the actual's name and shape, the policy.
-OutputSpec output_spec(const CompareFiles& a, const HostTensor& actual, DType dtype,
-                       bool has_reference) {
+OutputSpec output_spec(const CompareSettings& a, const TensorNames& names,
+                       const HostTensor& actual, DType dtype, bool has_reference) {
   const Location policy_where{"", "--policy", 0, 0};
   OutputSpec spec;
-  spec.name = fs::path(a.actual).stem().string();
+  spec.name = fs::path(names.actual).stem().string();
   spec.dtype = dtype;
   for (const auto d : actual.shape()) spec.shape.push_back(Expr::constant(d));
   spec.policy = parse_policy(a.policy, policy_where);
@@ -74,32 +75,40 @@ OutputSpec output_spec(const CompareFiles& a, const HostTensor& actual, DType dt
     throw SpecError(policy_where,
                     fmt::format("{} compares against the reference by default: pass "
                                 "--reference REF, or --expected golden to compare against {}",
-                                a.policy, a.expected));
+                                a.policy, names.expected));
   if (a.slice >= 0) {
     if (a.slice >= static_cast<int>(actual.shape().size()))
       throw SpecError({"", "--slice", 0, 0},
                       fmt::format("axis {} of a tensor of rank {}", a.slice, actual.shape().size()));
     spec.slice = a.slice;
   }
-  spec.where = {a.actual, "", 0, 0};
+  spec.where = {names.actual, "", 0, 0};
   return spec;
 }
 
 }  // namespace
 
 Verdict compare_files(const CompareFiles& a) {
-  HostTensor actual = read_tensor(a.actual);
-  const HostTensor expected = read_tensor(a.expected);
   std::optional<HostTensor> reference;
   if (!a.reference.empty()) reference = read_tensor(a.reference);
+  Verdict verdict = compare_tensors(read_tensor(a.actual), read_tensor(a.expected),
+                                    std::move(reference), a, {a.actual, a.expected, a.reference});
+  verdict.manifest.backend = "files";
+  verdict.replay_command = replay_command(a);
+  return verdict;
+}
+
+Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
+                        std::optional<HostTensor> reference, const CompareSettings& a,
+                        const TensorNames& names) {
   const auto nan = parse_nan_rule(a.nan);
   if (!nan)
     throw SpecError({"", "--nan", 0, 0},
                     fmt::format("\"{}\" is not a NaN rule (propagate, ignore, exempt)", a.nan));
   const DType dtype = output_dtype(a, actual);
-  check_shape(actual, a.actual, expected, a.expected);
-  if (reference) check_shape(*reference, a.reference, expected, a.expected);
-  const OutputSpec spec = output_spec(a, actual, dtype, reference.has_value());
+  check_shape(actual, names.actual, expected, names.expected);
+  if (reference) check_shape(*reference, names.reference, expected, names.expected);
+  const OutputSpec spec = output_spec(a, names, actual, dtype, reference.has_value());
 
   // The golden is compared in f64 and the others in the output dtype, as in a check.
   const HostTensor golden =
@@ -114,7 +123,7 @@ Verdict compare_files(const CompareFiles& a) {
   in.reference = reference ? &*reference : nullptr;
   in.nan = *nan;
   in.exact_percentiles = a.exact_percentiles;
-  // Files carry no inputs to plant NaNs in: `ignore` means the user wants NaN-in cases.
+  // Tensors carry no inputs to plant NaNs in: `ignore` means the user wants NaN-in cases.
   in.nan_in_inputs = in.nan == NanRule::ignore;
   in.tier = spec.policy.kind == PolicySpec::Kind::exact    ? Tier::exact
             : spec.policy.kind == PolicySpec::Kind::metric ? Tier::approximate
@@ -122,14 +131,13 @@ Verdict compare_files(const CompareFiles& a) {
 
   Verdict verdict;
   verdict.manifest.problem = "compare";
-  verdict.manifest.backend = "files";
+  verdict.manifest.backend = "tensors";
   CaseFinding pseudo;
-  pseudo.case_id = fmt::format("{} vs {}", fs::path(a.actual).filename().string(),
-                               fs::path(a.expected).filename().string());
+  pseudo.case_id = fmt::format("{} vs {}", fs::path(names.actual).filename().string(),
+                               fs::path(names.expected).filename().string());
   pseudo.case_class = "public";
   pseudo.outputs.push_back(compare_output(in));
   verdict.cases.push_back(std::move(pseudo));
-  verdict.replay_command = replay_command(a);
   verdict.finalize();
   return verdict;
 }
