@@ -70,13 +70,14 @@ kj::HostTensor host_tensor(const Array& a, const char* name) {
 std::string compare_json(const Array& actual, const Array& expected, std::optional<Array> reference,
                          const std::string& policy, const std::string& dtype,
                          const std::string& expected_kind, int slice, const std::string& nan,
-                         const std::vector<std::string>& names) {
+                         bool statistics, const std::vector<std::string>& names) {
   kj::CompareSettings settings;
   settings.policy = policy;
   settings.dtype = dtype;
   settings.expected_kind = expected_kind;
   settings.slice = slice;
   settings.nan = nan;
+  settings.statistics = statistics;
   if (names.size() != 3) throw nb::value_error("names: actual's, expected's and reference's");
   kj::HostTensor a = host_tensor(actual, names[0].c_str());
   const kj::HostTensor x = host_tensor(expected, names[1].c_str());
@@ -97,7 +98,7 @@ NB_MODULE(_kjudge, m) {
   m.doc() = "kjudge's C++ library (use the kjudge package, not this module)";
   m.def("compare_json", &compare_json, nb::arg("actual"), nb::arg("expected"),
         nb::arg("reference").none(), nb::arg("policy"), nb::arg("dtype"),
-        nb::arg("expected_kind"), nb::arg("slice"), nb::arg("nan"), nb::arg("names"),
+        nb::arg("expected_kind"), nb::arg("slice"), nb::arg("nan"), nb::arg("statistics"), nb::arg("names"),
         "kj::compare_tensors: the verdict of `actual` against `expected`, as JSON text");
   m.attr("version") = KJUDGE_VERSION;
 }

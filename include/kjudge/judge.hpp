@@ -206,6 +206,9 @@ struct CompareSettings {
   int slice = -1;                // axis judged slice by slice; -1: none
   std::string nan = "exempt";    // propagate | ignore | exempt
   bool exact_percentiles = false;
+  // Error percentiles of an output that passes too (a failing one always has them): the CLI
+  // prints them; kjudge.compare asks only with stats=True (they double a small call's cost).
+  bool statistics = true;
 };
 struct CompareFiles : CompareSettings {
   std::string actual, expected;  // .npy paths: the output, and the golden (read as f64)

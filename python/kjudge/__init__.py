@@ -44,7 +44,7 @@ class Report:
 
 def compare(actual, expected, *, golden=None, policy: Optional[str] = None,
             dtype: Optional[str] = None, expected_kind: Optional[str] = None,
-            slice: Optional[int] = None, nan: str = "exempt") -> Report:
+            slice: Optional[int] = None, nan: str = "exempt", stats: bool = False) -> Report:
     """Judge `actual` against `expected`, the same-precision reference, and `golden`, a more
     precise run of it (float64) where there is one.
 
@@ -53,7 +53,8 @@ def compare(actual, expected, *, golden=None, policy: Optional[str] = None,
     atol)", "ulp(n)", "exact", ... as in problem.toml. dtype: the output dtype ("f32", "bf16",
     ...; default actual's). expected_kind: "golden" or "reference", what the policy compares
     against (default the policy's). slice: an axis judged slice by slice. nan: what a NaN in
-    the golden demands ("exempt", "propagate": NaN there too, "ignore").
+    the golden demands ("exempt", "propagate": NaN there too, "ignore"). stats: the error
+    percentiles of a passing output too (a failing one always has them).
     Raises ValueError for arrays that disagree in shape, live on a device, or hold a dtype
     kjudge does not judge, and for a policy, dtype or rule it does not know."""
     truth = golden if golden is not None else expected
@@ -63,7 +64,7 @@ def compare(actual, expected, *, golden=None, policy: Optional[str] = None,
     text = _kjudge.compare_json(_host_view(actual, "actual"), _host_view(truth, truth_name),
                                 _host_view(expected, "expected"), policy, dtype or "",
                                 expected_kind or "", -1 if slice is None else slice, nan,
-                                ["actual", truth_name, "expected"])
+                                stats, ["actual", truth_name, "expected"])
     return Report(json.loads(text))
 
 

@@ -123,6 +123,7 @@ Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
   in.reference = reference ? &*reference : nullptr;
   in.nan = *nan;
   in.exact_percentiles = a.exact_percentiles;
+  in.statistics = a.statistics;
   // Tensors carry no inputs to plant NaNs in: `ignore` means the user wants NaN-in cases.
   in.nan_in_inputs = in.nan == NanRule::ignore;
   in.tier = spec.policy.kind == PolicySpec::Kind::exact    ? Tier::exact
