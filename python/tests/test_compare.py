@@ -112,3 +112,13 @@ def test_python_dash_m_runs_the_installed_cli():
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"kjudge {kjudge.__version__}"
+
+
+def test_percentiles_of_a_passing_output_come_when_asked():
+    x = np.linspace(1, 2, 16, dtype=np.float32)
+    assert kjudge.compare(x, x).output["stats"] is None
+    stats = kjudge.compare(x, x, stats=True).output["stats"]
+    assert stats["percentiles"] == "binned"
+    assert stats["abs"] == {"max": 0.0, "p50": 0.0, "p99": 0.0, "p999": 0.0}
+    # A failing output always carries them.
+    assert kjudge.compare(x + 1, x).output["stats"]["abs"]["max"] == 1.0000001192092896  # f32 rounding of x + 1
