@@ -3,6 +3,7 @@
 // one a policy lets through.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -112,13 +113,17 @@ void search_exposing_inputs(const Checker& ch, const Problem& problem, CheckBack
     if (!yardstick(c, d) || !judge_outputs(ch, problem, d, d.reference, device).first)
       continue;
     const std::vector<HostTensor> inputs = be.oracle().inputs_on_host(d);
+    // Per format, the inputs rounded to it (once for its inputs and its arithmetic downgrade).
+    std::map<std::string, std::optional<std::vector<HostTensor>>> rounded;
     for (std::size_t k = 0; k < pa.downgrades.size(); ++k) {
       DowngradeResult& r = pa.downgrades[k];
       if (!open(r)) continue;
       std::optional<std::pair<bool, double>> judged_here;
       if (k < downgrades.size()) {
-        if (auto made = downgraded_outputs(be, c, downgrades[k], inputs,
-                                           rounded_inputs(inputs, downgrades[k].f)))
+        const Downgrade& g = downgrades[k];
+        auto [at, fresh] = rounded.try_emplace(g.format);
+        if (fresh) at->second = rounded_inputs(inputs, g.f);
+        if (auto made = downgraded_outputs(be, c, g, inputs, at->second))
           judged_here = judge_outputs(ch, problem, d, *made, device);
       } else {
         judged_here = judge_declared(ch, problem, be, declared[k - downgrades.size()], c, d);

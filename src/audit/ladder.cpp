@@ -54,12 +54,6 @@ constexpr std::size_t kControlsPerSolution = 2;
 // The solutions and their variants, started; those this backend cannot run (tensor cores on
 // the host) left out. Throws std::runtime_error for a variant that does not start otherwise.
 std::vector<Variant> started_variants(const Problem& problem, CheckBackend& be, Backend backend) {
-  std::vector<std::filesystem::path> files;
-  const std::filesystem::path solutions = problem.dir / "solutions";
-  if (std::filesystem::is_directory(solutions))
-    for (const auto& e : std::filesystem::directory_iterator(solutions))
-      if (e.path().extension() == ".cu") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   std::vector<Variant> out;
   auto add = [&](std::string name, bool solution, Candidate c) {
     if (std::optional<AuditKernel> k = start_kernel(be, std::move(name), std::move(c))) {
@@ -69,7 +63,7 @@ std::vector<Variant> started_variants(const Problem& problem, CheckBackend& be, 
       out.push_back(std::move(v));
     }
   };
-  for (const auto& f : files) {
+  for (const std::filesystem::path& f : mutate::detail::solution_files(problem.dir)) {
     const std::string label = "solutions/" + f.filename().string();
     const Candidate original = load_candidate(f, problem);
     add(label, true, original);

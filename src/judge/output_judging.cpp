@@ -56,6 +56,18 @@ void excuse_what_the_reference_cannot_compute(const Problem& problem, const Case
   }
 }
 
+DeviceCompareInputs device_compare_inputs(const Problem& problem, std::size_t o,
+                                          const CaseData& data, DeviceTensor actual,
+                                          FindingExtras extras) {
+  DeviceCompareInputs in;
+  static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, extras);
+  in.shape = data.output_shapes[o];
+  in.actual = actual;
+  in.reference = DeviceTensor{data.device_reference[o].ptr(), actual.dtype};
+  in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
+  return in;
+}
+
 std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const CaseData& data,
                                                 const RunOutcome& run,
                                                 DeviceComparator& comparator, CUstream stream,
@@ -72,13 +84,8 @@ std::vector<OutputFinding> judge_device_outputs(const Problem& problem, const Ca
           host_compare_inputs(problem, o, data, on_host, nullptr, extras)));
       continue;
     }
-    DeviceCompareInputs in;
-    static_cast<CompareRules&>(in) = compare_rules(problem, o, false, data, extras);
-    in.shape = data.output_shapes[o];
-    in.actual = actual;
-    in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
-    in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
-    findings.push_back(comparator.compare(in, stream));
+    findings.push_back(
+        comparator.compare(device_compare_inputs(problem, o, data, actual, extras), stream));
   }
   return findings;
 }

@@ -46,6 +46,12 @@ CompareInputs host_compare_inputs(const Problem& problem, std::size_t o, const C
 void excuse_what_the_reference_cannot_compute(const Problem& problem, const CaseData& data,
                                               std::vector<OutputFinding>& findings);
 
+// What float output `o`'s GPU comparison takes: `actual` (on the device, in the output's dtype)
+// against the case's device golden and reference.
+DeviceCompareInputs device_compare_inputs(const Problem& problem, std::size_t o,
+                                          const CaseData& data, DeviceTensor actual,
+                                          FindingExtras extras);
+
 // The findings of a CUDA run's outputs (run.device_outputs) against the case's golden and
 // reference on the device: float outputs by the GPU comparator where they lie, integer ones
 // copied to the host and judged there against the host golden. Throws SpecError as

@@ -43,6 +43,16 @@
 namespace kj::mutate {
 
 namespace fs = std::filesystem;
+
+std::vector<fs::path> detail::solution_files(const fs::path& problem_dir) {
+  std::vector<fs::path> files;
+  const fs::path solutions = problem_dir / "solutions";
+  if (fs::is_directory(solutions))
+    for (const auto& e : fs::directory_iterator(solutions))
+      if (e.path().extension() == ".cu") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
 using namespace kj::judge;
 using namespace kj::mutate::detail;
 using Clock = std::chrono::steady_clock;
@@ -69,13 +79,7 @@ struct Planned {
 
 std::vector<Original> originals_of(const Problem& problem, const std::string& dir) {
   std::vector<Original> out;
-  const fs::path solutions = fs::path(dir) / "solutions";
-  std::vector<fs::path> files;
-  if (fs::is_directory(solutions))
-    for (const auto& e : fs::directory_iterator(solutions))
-      if (e.path().extension() == ".cu") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
+  for (const fs::path& f : detail::solution_files(dir)) {
     std::ifstream in(f, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), {});
     out.push_back({dir, problem.name + "/solutions/" + f.filename().string(), f, std::move(text)});

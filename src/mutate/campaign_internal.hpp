@@ -26,6 +26,9 @@ struct ProblemPool {
                             // witness_cases (a seed and a transform of the first shape set)
 };
 ProblemPool make_pool(const Problem& problem, const std::vector<Checker>& checkers);
+// The .cu files of a problem folder's solutions/ (the correct kernels the campaign mutates and
+// the audit's ladder runs), in name order; none where there is no such folder.
+std::vector<std::filesystem::path> solution_files(const std::filesystem::path& problem_dir);
 // Pool case i as the campaign lists it: whether a default case, else the [[case]] that makes it.
 PoolInput pool_input(const Problem& problem, const ProblemPool& pool, std::size_t i);
 

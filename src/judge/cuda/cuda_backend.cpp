@@ -135,13 +135,8 @@ std::optional<OutputFinding> CudaBackend::judge_made_output(const CaseData& data
   const CUstream stream = context_->stream();
   DeviceBuffer scratch(actual.nbytes());
   copy_to_device(scratch.ptr(), actual.bytes().data(), actual.nbytes(), stream);
-  DeviceCompareInputs in;
-  static_cast<CompareRules&>(in) = compare_rules(problem_, o, false, data, {});
-  in.shape = data.output_shapes[o];
-  in.actual = DeviceTensor{scratch.ptr(), dtype};
-  in.reference = DeviceTensor{data.device_reference[o].ptr(), dtype};
-  in.golden = DeviceTensor{data.device_golden[o].ptr(), DType::f64};
-  return comparator_->compare(in, stream);
+  return comparator_->compare(
+      device_compare_inputs(problem_, o, data, DeviceTensor{scratch.ptr(), dtype}, {}), stream);
 }
 
 // The first case of each public shape set (identity transform, no special values) timed, its
