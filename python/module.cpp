@@ -1,26 +1,35 @@
 // kjudge._kjudge: the C++ library behind the Python package (python/kjudge). Arrays arrive
-// through DLPack (NumPy, PyTorch, CuPy, ...); verdicts leave as their JSON text, which the
-// package wraps, so Python sees exactly the fields `kjudge compare --json` writes.
+// through DLPack (NumPy, PyTorch, CuPy, ...): host arrays are judged by compare_tensors, CUDA
+// arrays where they lie by the GPU comparator (kj::DeviceTensorJudge, loaded on first use, so
+// the module imports where there is no driver). The verdict stays a C++ object (Judgement): its
+// outcome, reason and message are read as strings, and the output's finding and the whole
+// verdict become Python objects only when asked, with exactly the fields and values of
+// `kjudge compare --json`, built from the JSON tree without printing and parsing it.
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
+#include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"
 #include "kjudge/report.hpp"
 
 namespace nb = nanobind;
+namespace fs = std::filesystem;
 
 namespace {
 
-using Array = nb::ndarray<nb::ro, nb::c_contig>;
+using HostArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+using AnyArray = nb::ndarray<nb::ro>;
 
 // The DLPack dtype as kjudge's; nullopt for one kjudge does not judge (complex, u16, ...).
 std::optional<kj::DType> dtype_of(nb::dlpack::dtype t) {
@@ -45,48 +54,213 @@ std::optional<kj::DType> dtype_of(nb::dlpack::dtype t) {
   }
 }
 
-// An array as a host tensor of its own dtype and shape (its bytes copied: HostTensor owns its
-// storage). ValueError, naming the argument, for device memory or an unjudged dtype.
-kj::HostTensor host_tensor(const Array& a, const char* name) {
-  if (a.device_type() != nb::device::cpu::value)
-    throw nb::value_error(
-        (std::string(name) + ": a device array; kjudge.compare judges host memory so far "
-                             "(copy it with .cpu() or numpy.asarray)")
-            .c_str());
+[[noreturn]] void refuse(const char* name, const std::string& why) {
+  throw nb::value_error((std::string(name) + ": " + why).c_str());
+}
+
+template <class Array> kj::DType judged_dtype(const Array& a, const char* name) {
   const auto dtype = dtype_of(a.dtype());
   if (!dtype)
-    throw nb::value_error((std::string(name) + ": a dtype kjudge does not judge (floats of 16, "
-                                               "32, 64 bits, bfloat16, i8-i64, u8, bool)")
-                              .c_str());
+    refuse(name, "a dtype kjudge does not judge (floats of 16, 32, 64 bits, bfloat16, i8-i64, u8, "
+                 "bool)");
+  return *dtype;
+}
+
+template <class Array> kj::Shape shape_of(const Array& a) {
   kj::Shape shape;
   for (std::size_t d = 0; d < a.ndim(); ++d) shape.push_back(static_cast<std::int64_t>(a.shape(d)));
-  kj::HostTensor t(*dtype, shape);
+  return shape;
+}
+
+// Where an argument's memory is, by DLPack's device type (kDLCPU 1, kDLCUDA 2); objects without
+// __dlpack_device__ (buffers, lists) are host memory.
+struct Place {
+  int type = 1, id = 0;
+  bool host() const { return type == 1; }
+  bool cuda() const { return type == 2; }
+};
+
+Place place_of(nb::handle array) {
+  if (!nb::hasattr(array, "__dlpack_device__")) return {};
+  const nb::tuple device = nb::borrow<nb::tuple>(array.attr("__dlpack_device__")());
+  return {nb::cast<int>(device[0]), nb::cast<int>(device[1])};
+}
+
+std::string place_name(Place p) {
+  if (p.host()) return "host memory";
+  if (p.cuda()) return "cuda:" + std::to_string(p.id);
+  return "DLPack device type " + std::to_string(p.type);
+}
+
+// A host argument as an array: DLPack and buffer-protocol objects as they are (a copy only when
+// they are not C-contiguous), anything else (lists, scalars) through numpy.asarray.
+HostArray host_array(nb::handle array, const char* name) {
+  HostArray out;
+  if (nb::try_cast(array, out)) return out;
+  nb::object as_numpy;
+  try {
+    as_numpy = nb::module_::import_("numpy").attr("asarray")(array);
+  } catch (const nb::python_error&) {
+    throw nb::type_error((std::string(name) + ": not an array (pass a NumPy or PyTorch array, "
+                                              "or anything with DLPack)")
+                             .c_str());
+  }
+  if (!nb::try_cast(as_numpy, out)) refuse(name, "a dtype kjudge does not judge");
+  return out;
+}
+
+// A host array as a host tensor of its own dtype and shape (HostTensor owns its storage: one
+// copy of the values).
+kj::HostTensor host_tensor(const HostArray& a, const char* name) {
+  kj::HostTensor t(judged_dtype(a, name), shape_of(a));
   if (t.nbytes() > 0) std::memcpy(t.bytes().data(), a.data(), t.nbytes());
   return t;
 }
 
-// compare_tensors with the package's arguments (`names`: how messages name the three arrays, as
-// the caller called them); the verdict as JSON text.
-std::string compare_json(const Array& actual, const Array& expected, std::optional<Array> reference,
-                         const std::string& policy, const std::string& dtype,
-                         const std::string& expected_kind, int slice, const std::string& nan,
-                         bool statistics, const std::vector<std::string>& names) {
+// The executable the package ships beside this module (kjudge/bin/kjudge): the GPU comparator
+// finds the headers and the precompiled kernels from it as the CLI does from itself.
+fs::path package_executable() {
+  static const int anchor = 0;
+  Dl_info info{};
+  if (dladdr(&anchor, &info) == 0 || info.dli_fname == nullptr) return {};
+  return fs::path(info.dli_fname).parent_path() / "bin" / "kjudge";
+}
+
+// The CLI's compile cache (its default_cache_dir), so the package and `kjudge check` share
+// compiled kernels.
+fs::path kernel_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
+    return fs::path(xdg) / "kjudge";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return fs::path(home) / ".cache" / "kjudge";
+  return {};
+}
+
+// A CUDA argument as a device array: exported with __dlpack__(stream=...) so that its producer
+// orders its pending writes before the judge's stream (DLPack's contract), read in place.
+struct DeviceArg {
+  AnyArray array;
+  kj::DeviceArray view;
+};
+
+DeviceArg device_array(nb::handle array, const char* name, nb::handle stream) {
+  DeviceArg out;
+  const nb::object capsule = array.attr("__dlpack__")(nb::arg("stream") = stream);
+  if (!nb::try_cast(capsule, out.array)) refuse(name, "its DLPack capsule cannot be read");
+  out.view.dtype = judged_dtype(out.array, name);
+  out.view.shape = shape_of(out.array);
+  // C-contiguous, as HostTensor's storage: dimensions of one element may have any stride.
+  std::int64_t expected_stride = 1;
+  for (std::size_t d = out.array.ndim(); d-- > 0;) {
+    if (out.array.shape(d) != 1 && out.array.stride(d) != expected_stride)
+      refuse(name, "a device array that is not C-contiguous (pass .contiguous() of it)");
+    expected_stride *= static_cast<std::int64_t>(out.array.shape(d));
+  }
+  out.view.ptr = reinterpret_cast<std::uintptr_t>(out.array.data());
+  return out;
+}
+
+// A JSON tree as Python objects: what json.loads makes of its text, without the text.
+nb::object python_of(const nlohmann::json& j) {
+  using Type = nlohmann::json::value_t;
+  switch (j.type()) {
+  case Type::null: return nb::none();
+  case Type::boolean: return nb::bool_(j.get<bool>());
+  case Type::number_integer: return nb::int_(j.get<std::int64_t>());
+  case Type::number_unsigned: return nb::int_(j.get<std::uint64_t>());
+  case Type::number_float: return nb::float_(j.get<double>());
+  case Type::string: {
+    const auto& s = j.get_ref<const std::string&>();
+    return nb::str(s.data(), s.size());
+  }
+  case Type::array: {
+    nb::list list;
+    for (const auto& item : j) list.append(python_of(item));
+    return list;
+  }
+  case Type::object: {
+    nb::dict dict;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      dict[nb::str(it.key().data(), it.key().size())] = python_of(it.value());
+    return dict;
+  }
+  default: return nb::none(); // binary and discarded values: never in a verdict
+  }
+}
+
+// kj::compare_tensors' verdict, held for Python.
+struct Judgement {
+  kj::Verdict verdict;
+};
+
+struct CompareArgs {
   kj::CompareSettings settings;
-  settings.policy = policy;
-  settings.dtype = dtype;
-  settings.expected_kind = expected_kind;
-  settings.slice = slice;
-  settings.nan = nan;
-  settings.statistics = statistics;
-  if (names.size() != 3) throw nb::value_error("names: actual's, expected's and reference's");
-  kj::HostTensor a = host_tensor(actual, names[0].c_str());
-  const kj::HostTensor x = host_tensor(expected, names[1].c_str());
+  kj::TensorNames names;
+};
+
+Judgement judge_on_host(nb::handle actual, nb::handle truth, nb::handle expected,
+                        const CompareArgs& args) {
+  const kj::TensorNames& names = args.names;
+  kj::HostTensor a = host_tensor(host_array(actual, names.actual.c_str()), names.actual.c_str());
+  const kj::HostTensor x = host_tensor(host_array(truth, names.expected.c_str()),
+                                       names.expected.c_str());
   std::optional<kj::HostTensor> ref;
-  if (reference) ref = host_tensor(*reference, names[2].c_str());
+  if (expected.is(truth)) ref = x; // no golden: the expected is both (one import)
+  else if (!expected.is_none())
+    ref = host_tensor(host_array(expected, names.reference.c_str()), names.reference.c_str());
+  return {kj::compare_tensors(std::move(a), x, std::move(ref), args.settings, names)};
+}
+
+Judgement judge_on_device(int device, nb::handle actual, nb::handle truth, nb::handle expected,
+                          const CompareArgs& args) {
+  kj::DeviceTensorJudge& judge =
+      kj::DeviceTensorJudge::of_device(device, package_executable(), kernel_cache_dir());
+  const nb::int_ stream(judge.stream());
+  const kj::TensorNames& names = args.names;
+  const DeviceArg a = device_array(actual, names.actual.c_str(), stream);
+  const DeviceArg x = device_array(truth, names.expected.c_str(), stream);
+  std::optional<DeviceArg> ref;
+  if (!expected.is_none()) ref = device_array(expected, names.reference.c_str(), stream);
+  std::optional<kj::DeviceArray> ref_view;
+  if (ref) ref_view = ref->view;
+  // The device works without the GIL: other Python threads go on meanwhile.
+  const nb::gil_scoped_release unlocked;
+  return {judge.compare(a.view, x.view, ref_view, args.settings, names)};
+}
+
+// kjudge.compare's call: `truth` is what the policy's golden side reads (the golden, or the
+// expected without one), `expected` the same-precision reference (None: none), `truth_name` how
+// messages name the truth.
+Judgement compare(nb::handle actual, nb::handle truth, nb::handle expected,
+                  const std::string& policy, const std::string& dtype,
+                  const std::string& expected_kind, int slice, const std::string& nan,
+                  bool statistics, const std::string& truth_name) {
+  CompareArgs args;
+  args.settings.policy = policy;
+  args.settings.dtype = dtype;
+  args.settings.expected_kind = expected_kind;
+  args.settings.slice = slice;
+  args.settings.nan = nan;
+  args.settings.statistics = statistics;
+  args.names = {"actual", truth_name, "expected"};
   try {
-    const kj::Verdict v =
-        kj::compare_tensors(std::move(a), x, std::move(ref), settings, {names[0], names[1], names[2]});
-    return kj::to_json(v).dump();
+    const Place pa = place_of(actual), pt = place_of(truth);
+    const Place pe = expected.is_none() ? pt : place_of(expected);
+    if (pa.host() && pt.host() && pe.host()) return judge_on_host(actual, truth, expected, args);
+    // One device for all three: judged where they lie, or not at all (no silent copies).
+    const std::pair<Place, const std::string*> places[] = {
+        {pa, &args.names.actual}, {pt, &args.names.expected}, {pe, &args.names.reference}};
+    for (const auto& [p, name] : places)
+      if (!p.host() && !p.cuda())
+        refuse(name->c_str(), "in " + place_name(p) + "; kjudge judges host memory and CUDA "
+                                                      "devices");
+    const Place device = pa.cuda() ? pa : pt.cuda() ? pt : pe;
+    for (const auto& [p, name] : places)
+      if (p.type != device.type || p.id != device.id)
+        refuse(name->c_str(), "in " + place_name(p) + " while another array is in " +
+                                  place_name(device) +
+                                  ": pass all three on one device (or all on the host)");
+    return judge_on_device(device.id, actual, truth, expected, args);
   } catch (const kj::SpecError& e) {
     throw nb::value_error(e.what());
   }
@@ -96,9 +270,28 @@ std::string compare_json(const Array& actual, const Array& expected, std::option
 
 NB_MODULE(_kjudge, m) {
   m.doc() = "kjudge's C++ library (use the kjudge package, not this module)";
-  m.def("compare_json", &compare_json, nb::arg("actual"), nb::arg("expected"),
-        nb::arg("reference").none(), nb::arg("policy"), nb::arg("dtype"),
-        nb::arg("expected_kind"), nb::arg("slice"), nb::arg("nan"), nb::arg("statistics"), nb::arg("names"),
-        "kj::compare_tensors: the verdict of `actual` against `expected`, as JSON text");
+  nb::class_<Judgement>(m, "Judgement", "One output's verdict, as kjudge.compare judged it")
+      .def_prop_ro("outcome", [](const Judgement& j) {
+        return std::string(kj::outcome_name(j.verdict.outcome));
+      })
+      .def_prop_ro("reason", [](const Judgement& j) {
+        return std::string(kj::reason_name(j.verdict.reason));
+      })
+      .def_prop_ro("message", [](const Judgement& j) { return j.verdict.message; })
+      .def("output", [](const Judgement& j) {
+        return python_of(kj::to_json(j.verdict.cases.at(0).outputs.at(0)));
+      }, "The output's finding: the object of cases[0].outputs[0] of the verdict")
+      .def("verdict", [](const Judgement& j) { return python_of(kj::to_json(j.verdict)); },
+           "The whole verdict: the object `kjudge compare --json` prints");
+  m.def("compare", &compare, nb::arg("actual"), nb::arg("truth"), nb::arg("expected").none(),
+        nb::arg("policy"), nb::arg("dtype"), nb::arg("expected_kind"), nb::arg("slice"),
+        nb::arg("nan"), nb::arg("statistics"), nb::arg("truth_name"),
+        "kj::compare_tensors (host arrays) or the GPU comparator (CUDA arrays): the verdict of "
+        "`actual` against `truth` and `expected`");
+  m.def("cuda_available", [] {
+    std::string why;
+    const bool usable = kj::cuda_available(&why);
+    return std::make_pair(usable, why);
+  }, "Whether a CUDA driver and a device are usable here, and why not");
   m.attr("version") = KJUDGE_VERSION;
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "kjudge/cases.hpp"
+#include "kjudge/compare.hpp"
 #include "kjudge/spec.hpp"
 #include "kjudge/verdict.hpp"
 
@@ -225,6 +226,64 @@ struct TensorNames {
 Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
                         std::optional<HostTensor> reference, const CompareSettings& settings,
                         const TensorNames& names = {});
+
+// compare_tensors without the values: what it decides from the settings, the names, the dtypes
+// and the shapes alone (the output as problem.toml would declare it, the rules it is judged by),
+// and the one-case verdict it makes of the finding. compare_device_tensors judges with the same
+// one, so a device array's verdict cannot drift from a host array's.
+class TensorComparison {
+public:
+  // SpecError, as compare_tensors, for shapes that disagree or a setting it does not know.
+  // `reference`: the reference's shape, null without one.
+  TensorComparison(const CompareSettings& settings, const TensorNames& names, DType actual_dtype,
+                   const Shape& actual, const Shape& expected, const Shape* reference);
+  // The rules point at this object's OutputSpec.
+  TensorComparison(const TensorComparison&) = delete;
+  TensorComparison& operator=(const TensorComparison&) = delete;
+
+  // The output dtype: the actual and the reference are judged in it, the expected in f64.
+  DType dtype() const { return spec_.dtype; }
+  const CompareRules& rules() const { return rules_; }
+  Verdict verdict(OutputFinding finding) const;
+
+private:
+  OutputSpec spec_;
+  CompareRules rules_;
+  std::string case_id_;
+};
+
+// kjudge.compare on arrays in a CUDA device's memory (the Python package's DLPack arrays):
+// judged where they lie by the GPU comparator (DeviceComparator), with compare_tensors' verdict
+// for the same values, field for field. Nothing of the arrays comes to the host but what a
+// finding names (and integer outputs, which the comparator judges on the host, as in a check).
+struct DeviceArray {
+  std::uintptr_t ptr = 0;  // CUdeviceptr, C-contiguous
+  DType dtype = DType::f32;
+  Shape shape;
+};
+class DeviceTensorJudge {
+public:
+  // The judge of CUDA device `ordinal`, made on first use (the primary context retained, the
+  // comparator's kernels loaded: from the precompiled ones beside `self_exe`, `cache_dir`, or
+  // NVRTC, as a check loads them) and kept for the process. CudaError when no driver or no such
+  // device is usable (why in what()).
+  static DeviceTensorJudge& of_device(int ordinal, const std::filesystem::path& self_exe,
+                                      const std::filesystem::path& cache_dir);
+  // The stream the comparisons run on, as DLPack's `stream` argument names it: producers order
+  // their writes before it (__dlpack__(stream=...)).
+  std::uintptr_t stream() const;
+  // compare_tensors on device arrays (all of this device). SpecError as compare_tensors.
+  Verdict compare(const DeviceArray& actual, const DeviceArray& expected,
+                  const std::optional<DeviceArray>& reference, const CompareSettings& settings,
+                  const TensorNames& names = {});
+
+  struct Impl;
+  explicit DeviceTensorJudge(std::unique_ptr<Impl> impl);
+  ~DeviceTensorJudge();
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
 
 // Where kjudge/device.cuh lives, for compiling references and candidates: $KJUDGE_INCLUDE, then
 // next to the executable (../include, ../../include for a build tree, ../share/kjudge/include

@@ -8,27 +8,46 @@ same non-finite rules (NaN is never a wildcard), the same fields. `python -m kju
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 from . import _kjudge
+from .judge import BenchResult, CheckResult, Judge, JudgeError, JudgeRequestError, Reward, reward
 
 __version__ = _kjudge.version
-__all__ = ["Report", "compare", "assert_close", "__version__"]
+__all__ = ["Report", "compare", "assert_close", "__version__", "Judge", "CheckResult",
+           "BenchResult", "JudgeError", "JudgeRequestError", "Reward", "reward"]
 
 
 class Report:
     """One output judged: `passed`, `outcome` ("PASS" or "FAIL"), `reason` ("none",
     "mismatch", "nonfinite", ...), `message` (one line naming the worst element and the bound),
     `output` (the finding: bound with its source, count, first failing elements, percentiles)
-    and `verdict` (the whole JSON object). Truthy when it passed."""
+    and `verdict` (the whole JSON object of `kjudge compare --json`). Truthy when it passed.
 
-    def __init__(self, verdict: dict[str, Any]):
-        self.verdict = verdict
-        self.outcome: str = verdict["outcome"]
-        self.reason: str = verdict["reason"]
-        self.message: str = verdict["message"]
-        self.output: dict[str, Any] = verdict["cases"][0]["outputs"][0]
+    `output` and `verdict` are made from the C++ verdict when first read, then kept: a call
+    that only asks whether it passed pays for neither."""
+
+    __slots__ = ("outcome", "reason", "message", "_judgement", "_output", "_verdict")
+
+    def __init__(self, judgement: "_kjudge.Judgement"):
+        self._judgement = judgement
+        self.outcome: str = judgement.outcome
+        self.reason: str = judgement.reason
+        self.message: str = judgement.message
+        self._output: Optional[dict[str, Any]] = None
+        self._verdict: Optional[dict[str, Any]] = None
+
+    @property
+    def output(self) -> dict[str, Any]:
+        if self._output is None:
+            self._output = self._judgement.output()
+        return self._output
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        if self._verdict is None:
+            self._verdict = self._judgement.verdict()
+        return self._verdict
 
     @property
     def passed(self) -> bool:
@@ -55,17 +74,19 @@ def compare(actual, expected, *, golden=None, policy: Optional[str] = None,
     against (default the policy's). slice: an axis judged slice by slice. nan: what a NaN in
     the golden demands ("exempt", "propagate": NaN there too, "ignore"). stats: the error
     percentiles of a passing output too (a failing one always has them).
-    Raises ValueError for arrays that disagree in shape, live on a device, or hold a dtype
-    kjudge does not judge, and for a policy, dtype or rule it does not know."""
-    truth = golden if golden is not None else expected
-    if policy is None:
-        policy = "relative" if golden is not None else "allclose"
-    truth_name = "golden" if golden is not None else "expected"
-    text = _kjudge.compare_json(_host_view(actual, "actual"), _host_view(truth, truth_name),
-                                _host_view(expected, "expected"), policy, dtype or "",
-                                expected_kind or "", -1 if slice is None else slice, nan,
-                                stats, ["actual", truth_name, "expected"])
-    return Report(json.loads(text))
+    Arrays on a CUDA device (PyTorch, CuPy: anything with DLPack) are judged there by the GPU
+    comparator, in place, with the host comparator's verdict for the same values; all three
+    must then be on that one device.
+    Raises ValueError for arrays that disagree in shape or device, or hold a dtype kjudge does
+    not judge, and for a policy, dtype or rule it does not know."""
+    slice_axis = -1 if slice is None else slice
+    if golden is None:
+        return Report(_kjudge.compare(actual, expected, expected,
+                                      "allclose" if policy is None else policy, dtype or "",
+                                      expected_kind or "", slice_axis, nan, stats, "expected"))
+    return Report(_kjudge.compare(actual, golden, expected,
+                                  "relative" if policy is None else policy, dtype or "",
+                                  expected_kind or "", slice_axis, nan, stats, "golden"))
 
 
 def assert_close(actual, expected, *, rtol: Optional[float] = None, atol: Optional[float] = None,
@@ -101,8 +122,8 @@ def assert_close(actual, expected, *, rtol: Optional[float] = None, atol: Option
 
 
 def _host_view(array, name: str):
-    """The array as a DLPack-capable host object the extension accepts: NumPy and PyTorch CPU
-    arrays as they are, lists and scalars through NumPy. (Device arrays are refused there.)"""
+    """The array as an object with shape and dtype: NumPy, PyTorch and CuPy arrays (host or
+    device) as they are, lists and scalars through NumPy."""
     if hasattr(array, "__dlpack__") or hasattr(array, "__array_interface__"):
         return array
     try:
@@ -113,10 +134,17 @@ def _host_view(array, name: str):
 
 
 def _first_nan(array):
-    """The flat index of the first NaN of a float array (NumPy or PyTorch), or None."""
+    """The flat index of the first NaN of a float array (NumPy, PyTorch, CuPy), or None; a
+    device array is searched on its device."""
     if hasattr(array, "isnan") and hasattr(array, "flatten"):  # torch, bfloat16 included
         flat = array.flatten().isnan().nonzero()
         return int(flat[0]) if len(flat) else None
+    if hasattr(array, "__array_namespace__") and not hasattr(array, "__array_interface__"):
+        xp = array.__array_namespace__()  # CuPy and other array-API device arrays
+        if not xp.isdtype(array.dtype, "real floating"):
+            return None
+        flat = xp.nonzero(xp.isnan(xp.reshape(array, (-1,))))[0]
+        return int(flat[0]) if flat.shape[0] else None
     import numpy
     values = numpy.asarray(array)
     if values.dtype.kind != "f":

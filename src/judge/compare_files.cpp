@@ -1,6 +1,7 @@
-// kj::compare_files and kj::compare_tensors (judge.hpp): `kjudge compare` as a library call. The
-// tensors become an OutputSpec and the CompareInputs of one case, judged by compare_output
-// exactly as in a check.
+// kj::compare_files, kj::compare_tensors and kj::TensorComparison (judge.hpp): `kjudge compare` as
+// a library call. The tensors become an OutputSpec and the CompareInputs of one case, judged by
+// compare_output exactly as in a check; TensorComparison is that step without the values, which
+// the device arrays' judge (dlpack_device_judge.cpp) shares.
 #include <filesystem>
 #include <optional>
 
@@ -34,16 +35,16 @@ std::string replay_command(const CompareFiles& a) {
   return cmd;
 }
 
-void check_shape(const HostTensor& t, const std::string& path, const HostTensor& golden,
-                 const std::string& golden_path) {
-  if (t.shape() != golden.shape())
-    throw SpecError({path, "", 0, 0},
-                    fmt::format("shape {} differs from {} of {}", shape_string(t.shape()),
-                                shape_string(golden.shape()), golden_path));
+void check_shape(const Shape& shape, const std::string& name, const Shape& expected,
+                 const std::string& expected_name) {
+  if (shape != expected)
+    throw SpecError({name, "", 0, 0},
+                    fmt::format("shape {} differs from {} of {}", shape_string(shape),
+                                shape_string(expected), expected_name));
 }
 
-DType output_dtype(const CompareSettings& a, const HostTensor& actual) {
-  if (a.dtype.empty()) return actual.dtype();
+DType output_dtype(const CompareSettings& a, DType actual) {
+  if (a.dtype.empty()) return actual;
   const auto parsed = parse_dtype(a.dtype);
   if (!parsed)
     throw SpecError({"", "--dtype", 0, 0},
@@ -54,13 +55,13 @@ DType output_dtype(const CompareSettings& a, const HostTensor& actual) {
 }
 
 // The output as problem.toml would declare it: the actual's name and shape, the policy.
-OutputSpec output_spec(const CompareSettings& a, const TensorNames& names,
-                       const HostTensor& actual, DType dtype, bool has_reference) {
+OutputSpec output_spec(const CompareSettings& a, const TensorNames& names, const Shape& actual,
+                       DType dtype, bool has_reference) {
   const Location policy_where{"", "--policy", 0, 0};
   OutputSpec spec;
   spec.name = fs::path(names.actual).stem().string();
   spec.dtype = dtype;
-  for (const auto d : actual.shape()) spec.shape.push_back(Expr::constant(d));
+  for (const auto d : actual) spec.shape.push_back(Expr::constant(d));
   spec.policy = parse_policy(a.policy, policy_where);
   if (!a.expected_kind.empty()) {
     const auto kind = parse_expected(a.expected_kind);
@@ -77,9 +78,9 @@ OutputSpec output_spec(const CompareSettings& a, const TensorNames& names,
                                 "--reference REF, or --expected golden to compare against {}",
                                 a.policy, names.expected));
   if (a.slice >= 0) {
-    if (a.slice >= static_cast<int>(actual.shape().size()))
+    if (a.slice >= static_cast<int>(actual.size()))
       throw SpecError({"", "--slice", 0, 0},
-                      fmt::format("axis {} of a tensor of rank {}", a.slice, actual.shape().size()));
+                      fmt::format("axis {} of a tensor of rank {}", a.slice, actual.size()));
     spec.slice = a.slice;
   }
   spec.where = {names.actual, "", 0, 0};
@@ -98,49 +99,63 @@ Verdict compare_files(const CompareFiles& a) {
   return verdict;
 }
 
-Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
-                        std::optional<HostTensor> reference, const CompareSettings& a,
-                        const TensorNames& names) {
+TensorComparison::TensorComparison(const CompareSettings& a, const TensorNames& names,
+                                   DType actual_dtype, const Shape& actual, const Shape& expected,
+                                   const Shape* reference) {
   const auto nan = parse_nan_rule(a.nan);
   if (!nan)
     throw SpecError({"", "--nan", 0, 0},
                     fmt::format("\"{}\" is not a NaN rule (propagate, ignore, exempt)", a.nan));
-  const DType dtype = output_dtype(a, actual);
+  const DType dtype = output_dtype(a, actual_dtype);
   check_shape(actual, names.actual, expected, names.expected);
   if (reference) check_shape(*reference, names.reference, expected, names.expected);
-  const OutputSpec spec = output_spec(a, names, actual, dtype, reference.has_value());
+  spec_ = output_spec(a, names, actual, dtype, reference != nullptr);
 
-  // The golden is compared in f64 and the others in the output dtype, as in a check.
-  const HostTensor golden =
-      expected.dtype() == DType::f64 ? expected : expected.converted(DType::f64);
-  if (actual.dtype() != dtype) actual = actual.converted(dtype);
-  if (reference && reference->dtype() != dtype) reference = reference->converted(dtype);
-
-  CompareInputs in;
-  in.spec = &spec;
-  in.actual = &actual;
-  in.golden = &golden;
-  in.reference = reference ? &*reference : nullptr;
-  in.nan = *nan;
-  in.exact_percentiles = a.exact_percentiles;
-  in.statistics = a.statistics;
+  rules_.spec = &spec_;
+  rules_.nan = *nan;
+  rules_.exact_percentiles = a.exact_percentiles;
+  rules_.statistics = a.statistics;
   // Tensors carry no inputs to plant NaNs in: `ignore` means the user wants NaN-in cases.
-  in.nan_in_inputs = in.nan == NanRule::ignore;
-  in.tier = spec.policy.kind == PolicySpec::Kind::exact    ? Tier::exact
-            : spec.policy.kind == PolicySpec::Kind::metric ? Tier::approximate
-                                                           : Tier::tolerance;
+  rules_.nan_in_inputs = rules_.nan == NanRule::ignore;
+  rules_.tier = spec_.policy.kind == PolicySpec::Kind::exact    ? Tier::exact
+                : spec_.policy.kind == PolicySpec::Kind::metric ? Tier::approximate
+                                                                : Tier::tolerance;
+  case_id_ = fmt::format("{} vs {}", fs::path(names.actual).filename().string(),
+                         fs::path(names.expected).filename().string());
+}
 
+Verdict TensorComparison::verdict(OutputFinding finding) const {
   Verdict verdict;
   verdict.manifest.problem = "compare";
   verdict.manifest.backend = "tensors";
   CaseFinding pseudo;
-  pseudo.case_id = fmt::format("{} vs {}", fs::path(names.actual).filename().string(),
-                               fs::path(names.expected).filename().string());
+  pseudo.case_id = case_id_;
   pseudo.case_class = "public";
-  pseudo.outputs.push_back(compare_output(in));
+  pseudo.outputs.push_back(std::move(finding));
   verdict.cases.push_back(std::move(pseudo));
   verdict.finalize();
   return verdict;
+}
+
+Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
+                        std::optional<HostTensor> reference, const CompareSettings& a,
+                        const TensorNames& names) {
+  const TensorComparison comparison(a, names, actual.dtype(), actual.shape(), expected.shape(),
+                                    reference ? &reference->shape() : nullptr);
+  // The golden is compared in f64 and the others in the output dtype, as in a check; an f64
+  // expected is read where it is (a golden's copy is the size of the whole output again).
+  const DType dtype = comparison.dtype();
+  std::optional<HostTensor> widened;
+  if (expected.dtype() != DType::f64) widened = expected.converted(DType::f64);
+  if (actual.dtype() != dtype) actual = actual.converted(dtype);
+  if (reference && reference->dtype() != dtype) reference = reference->converted(dtype);
+
+  CompareInputs in;
+  static_cast<CompareRules&>(in) = comparison.rules();
+  in.actual = &actual;
+  in.golden = widened ? &*widened : &expected;
+  in.reference = reference ? &*reference : nullptr;
+  return comparison.verdict(compare_output(in));
 }
 
 }  // namespace kj
