@@ -157,7 +157,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
 
   auto* audit = app->add_subcommand("audit", "whether a problem can be judged under its policy");
   AuditArgs& au = into.audit;
-  audit->add_option("PROBLEM", au.problems, "problem folders")->required();
+  audit->add_option("PROBLEM", au.problems, "problem folders");
   audit->add_option("--policy", au.policies,
                     "more policies beside the problem's own: kernelbench-v0, kernelbench, "
                     "torch-defaults, llmc, or FILE.toml")
@@ -167,6 +167,28 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   audit->add_option("--json", au.json, "write the JSON report to FILE, or - for stdout");
   audit->add_flag("--ladder", au.ladder, "run the validity ladder on the problem's solutions");
   audit->add_option("--html", au.html, "write the HTML page (the table and the ladder's plots)");
+  audit->add_option("--kernelbench", au.kernelbench,
+                    "audit a folder of KernelBench-format problems (Python, torch) instead");
+
+  auto* kb = app->add_subcommand("kernelbench", "judge KernelBench-format candidates (Python, torch)");
+  KernelbenchArgs& k = into.kernelbench;
+  kb->add_option("PROBLEM", k.problem, "the problem file (Model, get_inputs, get_init_inputs)")
+      ->required();
+  kb->add_option("CANDIDATE", k.candidates, "candidate files (ModelNew)")->required();
+  kb->add_flag("--json", k.json, "one JSON verdict per line");
+  kb->add_flag("--bench", k.bench, "time it beside the reference");
+  kb->add_flag("--backward", k.backward, "compare the gradients too");
+  kb->add_option("--policy", k.policy, "kjudge's policy (default relative)");
+  kb->add_option("--seeds", k.seeds, "seeds for get_inputs (default 42,43,44)");
+  kb->add_option("--scalings", k.scalings, "factors for cases from the first seed's inputs");
+  kb->add_option("--device", k.device, "cuda:N or cpu");
+  kb->add_option("--forbid", k.forbid, "a torch op the candidate may not call; repeatable");
+  kb->add_flag("--allow-torch", k.allow_torch, "forbid no torch op");
+  kb->add_option("--trials", k.trials, "timed trials (default 100)");
+  kb->add_option("--kernelbench-tolerance", k.kernelbench_tolerance,
+                 "KernelBench's allclose tolerance, reported beside (default 1e-2)");
+  kb->add_option("--timeout", k.timeout, "seconds per step of a run (default 60)");
+  kb->add_flag("--unconfined", k.unconfined, "run the worker without its sandbox");
 
   auto* card = app->add_subcommand("card", "write a problem's tolerance card from its audit");
   card->add_option("PROBLEM", into.card.problem, "a problem folder")->required();

@@ -109,6 +109,19 @@ struct AuditArgs {
   std::string json;                  // report file, or - for stdout
   bool ladder = false;               // the validity ladder on the solutions
   std::string html;                  // the HTML page
+  std::string kernelbench;           // a folder of KernelBench-format problems instead
+};
+
+// Parsed for --help and for the words' syntax only: the Python adapter gets the user's own
+// arguments (run_python_module).
+struct KernelbenchArgs {
+  std::string problem;
+  std::vector<std::string> candidates;
+  bool json = false, bench = false, backward = false, allow_torch = false, unconfined = false;
+  std::string policy, seeds, scalings, device;
+  std::vector<std::string> forbid;
+  int trials = 100;
+  double kernelbench_tolerance = 1e-2, timeout = 60;
 };
 
 struct CardArgs {
@@ -129,6 +142,8 @@ struct Invocation {
   MutateArgs mutate;
   AuditArgs audit;
   CardArgs card;
+  KernelbenchArgs kernelbench;
+  std::vector<std::string> words; // the command line as given, for the Python commands
 };
 
 // The parser, bound to `into`. Its formatter prints docs/cli.md's sections as --help.
@@ -137,6 +152,10 @@ std::unique_ptr<CLI::App> make_app(Invocation& into);
 // The subcommands. Each returns docs/design.md's exit code and throws SpecError on bad input (run()
 // turns that into a message and exit 2).
 int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
+// Runs `python -m MODULE ARGS` (KJUDGE_PYTHON, else python3) and returns its exit status; 2 when
+// that Python lacks the kjudge package or torch (python_command.cpp).
+int run_python_module(const std::string& command, const std::string& module,
+                      const std::vector<std::string>& args, std::ostream& err);
 int run_export(const ExportArgs& args, std::ostream& out, std::ostream& err);
 int run_cases(const CasesArgs& args, std::ostream& out, std::ostream& err);
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);

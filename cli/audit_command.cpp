@@ -33,6 +33,15 @@ std::optional<int> run_audits(const audit::AuditOptions& options,
 } // namespace
 
 int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.kernelbench.empty()) {
+    if (!args.problems.empty() || !args.policies.empty() || args.ladder || !args.html.empty())
+      throw SpecError({}, "audit --kernelbench: PROBLEM, --policy, --ladder and --html are for "
+                      "kjudge's own problems; the KernelBench audit takes a folder and --json");
+    std::vector<std::string> forwarded{args.kernelbench};
+    if (!args.json.empty()) forwarded.insert(forwarded.end(), {"--json", args.json});
+    return run_python_module("audit --kernelbench", "kjudge.kernelbench.audit", forwarded, err);
+  }
+  if (args.problems.empty()) throw SpecError({}, "audit: PROBLEM is required (or --kernelbench DIR)");
   audit::AuditOptions options;
   options.problems = args.problems;
   std::vector<std::string> names{"kjudge"};

@@ -37,6 +37,9 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("mutate")) return run_mutate(in.mutate, out, err);
   if (app.got_subcommand("audit")) return run_audit(in.audit, out, err);
   if (app.got_subcommand("card")) return run_card(in.card, out, err);
+  if (app.got_subcommand("kernelbench"))
+    return run_python_module("kernelbench", "kjudge.kernelbench",
+                             std::vector<std::string>(in.words.begin() + 1, in.words.end()), err);
   throw InternalError("a subcommand was parsed but not dispatched");
 }
 
@@ -98,6 +101,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       err << "\nRun '" << where << " --help' for usage.\n";
       return static_cast<int>(ExitCode::spec_error);
     }
+    in.words = args;
     return dispatch(*app, in, out, err);
   } catch (const SpecError& e) {
     err << "kjudge: error: " << e.what() << '\n';

@@ -244,4 +244,18 @@ void seal_host_worker();
 // /proc/self/status is readable").
 std::string confinement_gaps();
 
+// ---- the Python worker's confinement (kjudge.kernelbench's candidate process) -----------------
+
+struct PythonSandbox {
+  std::vector<std::filesystem::path> readable; // to read and execute: the toolchain, Python, torch
+  std::vector<std::filesystem::path> writable; // every right: the build folder, the GPU's devices
+};
+// Confines the calling process for good; it must be single-threaded (before torch is imported):
+// user and network namespaces of its own (no network), Landlock over the two lists (nothing
+// else of the file system; no signal or abstract socket leaves it where the kernel has ABI 6),
+// no capabilities, and a seccomp filter refusing signals to other processes, ptrace and
+// process_vm access. "" when all is in force (the parent's memory and signals tried), else the
+// missing mechanism and why.
+std::string confine_python_worker(const PythonSandbox& sandbox);
+
 } // namespace kj

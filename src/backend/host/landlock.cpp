@@ -49,6 +49,7 @@ constexpr std::uint64_t kFileRights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCE
                                       LANDLOCK_ACCESS_FS_READ_FILE | kTruncate | kIoctlDev;
 
 std::uint64_t rights_of(const Access& a, bool folder, int abi) {
+  if (a.everything) return (folder ? handled_fs(abi) : kFileRights & handled_fs(abi));
   std::uint64_t r = LANDLOCK_ACCESS_FS_READ_FILE;
   if (folder) r |= LANDLOCK_ACCESS_FS_READ_DIR;
   if (a.execute) r |= LANDLOCK_ACCESS_FS_EXECUTE;

@@ -14,6 +14,7 @@ struct Access {
   std::filesystem::path path; // a folder (and all beneath it) or one file
   bool write = false;         // create, write, truncate and remove files
   bool execute = false;
+  bool everything = false; // every right Landlock handles (a build folder, a GPU's device file)
 };
 
 // The kernel's Landlock ABI version; 0 where Landlock is missing or disabled.

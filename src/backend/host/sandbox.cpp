@@ -109,10 +109,10 @@ bool write_file(const char* path, const std::string& text) {
 // A user namespace of its own: the worker keeps its uid and gid (its files read as before) and
 // holds no capability over anything outside, so a worker started as root cannot read another
 // root process's memory or signal it by privilege. Single-threaded only (the kernel's rule).
-void enter_user_namespace() {
+void enter_user_namespace(int more_namespaces = 0) {
   const uid_t uid = ::geteuid();
   const gid_t gid = ::getegid();
-  if (::unshare(CLONE_NEWUSER) != 0)
+  if (::unshare(CLONE_NEWUSER | more_namespaces) != 0)
     throw InternalError(fmt::format("user namespace: unshare: {}", std::strerror(errno)));
   if (!write_file("/proc/self/setgroups", "deny") ||
       !write_file("/proc/self/uid_map", fmt::format("{} {} 1", uid, uid)) ||
@@ -178,6 +178,59 @@ std::string confine_host_worker(const HostSandbox& sandbox) {
 }
 
 void seal_host_worker() { load_syscall_filter(false); }
+
+namespace {
+
+// A deny-list on top of Landlock, for the one thing Landlock below ABI 6 leaves open (signals
+// to processes of the same uid) and for reaching another process's memory: the Python worker
+// runs torch, the CUDA driver and compilers, too much to allow-list.
+void load_python_worker_filter() {
+  Filter f = seccomp_init(SCMP_ACT_ALLOW);
+  if (!f) throw InternalError("seccomp_init failed");
+  struct Release {
+    Filter f;
+    ~Release() { seccomp_release(f); }
+  } release{f};
+  const auto self = static_cast<scmp_datum_t>(::getpid());
+  const auto refused = SCMP_ACT_ERRNO(EPERM);
+  add_rule(f, refused, SCMP_SYS(kill), {SCMP_A0(SCMP_CMP_NE, self)});
+  add_rule(f, refused, SCMP_SYS(tgkill), {SCMP_A0(SCMP_CMP_NE, self)});
+  for (const int call : {SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal),
+                         SCMP_SYS(pidfd_getfd), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv),
+                         SCMP_SYS(process_vm_writev), SCMP_SYS(setns), SCMP_SYS(unshare)})
+    add_rule(f, refused, call, {});
+  if (const int rc = seccomp_load(f); rc != 0)
+    throw InternalError(fmt::format("seccomp: cannot load the filter: {}", std::strerror(-rc)));
+}
+
+} // namespace
+
+std::string confine_python_worker(const PythonSandbox& sandbox) {
+  try {
+    enter_user_namespace(CLONE_NEWNET);
+    std::vector<landlock::Access> allowed;
+    for (const auto& path : sandbox.readable)
+      allowed.push_back({.path = path, .execute = true});
+    for (const auto& path : sandbox.writable)
+      allowed.push_back({.path = path, .everything = true});
+    const landlock::Ruleset rules(allowed);
+    if (const int e = rules.restrict_self(); e != 0)
+      throw InternalError(fmt::format("Landlock: restrict_self: {}", std::strerror(e)));
+    drop_capabilities();
+    load_python_worker_filter();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (holds_a_capability()) return "capabilities: the worker still holds some";
+  const pid_t parent = ::getppid();
+  if (const int fd = ::open(fmt::format("/proc/{}/mem", parent).c_str(), O_RDONLY | O_CLOEXEC);
+      fd >= 0) {
+    ::close(fd);
+    return "Landlock: the parent's memory is readable";
+  }
+  if (parent > 1 && ::kill(parent, 0) == 0) return "seccomp: the worker can signal its parent";
+  return "";
+}
 
 std::string confinement_gaps() {
   // Each mechanism, shown by what it must refuse.

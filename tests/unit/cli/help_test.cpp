@@ -43,7 +43,7 @@ TEST(Help, EveryCommandHasASectionAndEverySectionACommand) {
   EXPECT_EQ(registered, documented);
   EXPECT_EQ(registered,
             (std::set<std::string>{"validate", "export", "cases", "compare", "check", "bench", "serve",
-                                   "cache", "mutate", "audit", "card"}));
+                                   "cache", "mutate", "audit", "card", "kernelbench"}));
 }
 
 TEST(Help, EveryOptionIsNamedInItsSection) {

@@ -1,0 +1,449 @@
+"""The KernelBench adapter's judge: a candidate's verdict on a problem, as a few steps. Read the
+candidate's source (refused constructs end it there), start its worker, make the problem's
+cases (while the candidate compiles), run each case and judge its outputs against the golden
+with kjudge's policy (KernelBench's own allclose beside it), account for the kernels one call
+launched, then time it beside the reference and re-check what was timed. An `Evaluator` keeps
+problems' cases and a spare worker warm between candidates."""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import kjudge
+from kjudge.kernelbench import scan
+from kjudge.kernelbench.client import Worker, WorkerGone
+from kjudge.kernelbench.problem import Problem, ProblemError, build_model, load_problem, \
+    make_cases, precise_math
+from kjudge.kernelbench.timing import summary, time_calls
+
+_COVERAGE_FLOOR = 0.0  # reported, not enforced: a candidate may keep cuBLAS for part of the work
+
+
+@dataclass
+class Settings:
+    seeds: list[int] = field(default_factory=lambda: [42, 43, 44])
+    scalings: list[float] = field(default_factory=lambda: [64.0, 1 / 64])
+    init_seed: int = 42
+    device: Optional[str] = None          # "cuda:0"; default: cuda:0 where there is one, else cpu
+    policy: str = "relative"
+    kernelbench_tolerance: float = 1e-2   # KernelBench's allclose, reported beside
+    forbid: Optional[list[str]] = None    # torch ops refused; None: the problem's default
+    bench: bool = False
+    trials: int = 100
+    warmup: int = 3
+    timing_budget_bytes: int = 1 << 30    # distinct input sets for the timed trials
+    backward: bool = False
+    compile_timeout: float = 600.0
+    run_timeout: float = 60.0
+    confine: bool = True
+    require_confinement: bool = True
+
+
+class Evaluator:
+    """A warm judge: problems' cases are made once (again when the file changes), and a spare
+    worker (confined, torch up) waits for the next candidate."""
+
+    def __init__(self, settings: Optional[Settings] = None):
+        self.settings = settings or Settings()
+        self.device = self.settings.device or _default_device()
+        self._problems: dict[tuple, Problem] = {}
+        self._spare: Optional[Worker] = None
+
+    def check(self, problem_path: str, candidate_path: str) -> dict:
+        """The verdict of the candidate file on the problem file, as a dict (see docs)."""
+        began = time.perf_counter()
+        try:
+            source = open(candidate_path).read()
+        except OSError as e:
+            raise ProblemError(f"{candidate_path}: cannot read the candidate: {e.strerror}") \
+                from None
+        verdict = _Verdict(problem_path, candidate_path, self.settings.policy)
+        refused = scan.forbidden_constructs(source)
+        if refused:
+            verdict.fail("forbidden_construct", "; ".join(map(str, refused[:3])))
+            return verdict.finish(began)
+        worker = self._take_worker()
+        try:
+            self._judge_with(worker, source, problem_path, verdict)
+        finally:
+            worker.close()
+        return verdict.finish(began)
+
+    def close(self) -> None:
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- the steps -----------------------------------------------------------------------
+
+    def _judge_with(self, worker: Worker, source: str, problem_path: str, verdict) -> None:
+        s = self.settings
+        try:
+            verdict.isolation["gaps"] = worker.start()
+        except WorkerGone as e:
+            verdict.error(str(e))
+            return
+        verdict.isolation["confined"] = not verdict.isolation["gaps"] and s.confine
+        problem = self._problem(problem_path)
+        forbidden = s.forbid if s.forbid is not None else problem.default_forbidden()
+        verdict.metadata["forbidden_ops"] = forbidden
+        verdict.metadata["excused_cases"] = problem.excused
+        compile_began = time.perf_counter()
+        try:
+            loaded = worker.load(source, problem.init_inputs, s.init_seed, s.compile_timeout)
+        except WorkerGone as e:
+            verdict.fail("timeout" if e.kind == "timeout" else "compile_error", str(e))
+            return
+        if loaded["status"] != "ready":
+            verdict.fail(loaded["status"], loaded.get("message", ""))
+            return
+        verdict.compiled = True
+        verdict.compile_seconds = time.perf_counter() - compile_began
+        try:
+            if not self._run_cases(worker, problem, forbidden, verdict):
+                return
+            if not self._account_launches(worker, problem, source, verdict):
+                return
+            if s.backward and not self._check_backward(worker, problem, verdict):
+                return
+            verdict.passed()
+            if s.bench:
+                self._bench(worker, problem, verdict)
+        except WorkerGone as e:
+            verdict.fail(e.kind, str(e))
+
+    def _run_cases(self, worker: Worker, problem: Problem, forbidden: list[str], verdict) -> bool:
+        """Every case, even after one failed, so KernelBench's own verdict beside covers what
+        KernelBench would have run; a candidate that breaks the protocol or calls a forbidden
+        op ends it."""
+        s = self.settings
+        for case in problem.cases:
+            slots, tensors = case.wire_arguments()
+            answer, outputs = worker.request(
+                {"op": "run", "arguments": slots}, tensors, timeout=s.run_timeout,
+                byte_cap=_output_cap(case.reference))
+            if answer.get("status") != "ok":
+                verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""),
+                             case=case.id)
+                return False
+            called = sorted(set(answer.get("ops", {})) & set(forbidden))
+            for op, count in answer.get("ops", {}).items():
+                verdict.torch_ops[op] = verdict.torch_ops.get(op, 0) + count
+            if called:
+                verdict.fail("forbidden_op", f"forward called {', '.join(called)}, the op the "
+                             "problem is about (done by torch, not by the candidate)", case=case.id)
+                return False
+            if answer.get("input_modified"):
+                verdict.fail("input_modified", f"forward changed input(s) "
+                             f"{answer['input_modified']} of case {case.id}", case=case.id)
+            if answer.get("output_reused"):
+                verdict.fail("output_reused", f"forward returned the same storage it returned "
+                             f"for an earlier case (output {answer['output_reused']})",
+                             case=case.id)
+            verdict.judge_outputs(case.id, outputs, case.golden, case.reference, s.policy,
+                                  s.kernelbench_tolerance)
+        return verdict.outcome == "PASS"
+
+    def _account_launches(self, worker: Worker, problem: Problem, source: str, verdict) -> bool:
+        own = scan.kernel_names(source)
+        case = problem.cases[0]
+        slots, tensors = case.wire_arguments()
+        answer, _ = worker.request({"op": "profile", "arguments": slots}, tensors,
+                                   timeout=self.settings.run_timeout, byte_cap=0)
+        if answer.get("status") != "ok":
+            verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""))
+            return False
+        kernels, current = answer["kernels"], answer["current_stream"]
+        launches = _launch_accounting(kernels, current, own)
+        verdict.launches = launches
+        if current is None:
+            return True  # the CPU: no device kernels to account for
+        if launches["side_streams"]:
+            verdict.fail("side_stream", f"kernels ran on stream(s) {launches['side_streams']}, "
+                         f"not the current stream {current}: their time escapes the timed "
+                         "stream (" + ", ".join(k["name"][:60] for k in kernels
+                                                if k["stream"] != current)[:300] + ")")
+            return False
+        if own and not launches["own_kernels_ran"]:
+            verdict.fail("decoy_kernel", f"none of the candidate's kernels ({', '.join(own)}) "
+                         "ran; the work was done by " +
+                         (", ".join(sorted({k['name'][:60] for k in kernels}))[:300] or
+                          "no kernel at all"))
+            return False
+        return True
+
+    def _check_backward(self, worker: Worker, problem: Problem, verdict) -> bool:
+        from kjudge.kernelbench.backward import gradients_of_model
+        s = self.settings
+        for case in problem.cases[: len(s.seeds)]:
+            truth = gradients_of_model(problem, case, s.init_seed, self.device)
+            slots, tensors = case.wire_arguments()
+            answer, grads = worker.request(
+                {"op": "backward", "arguments": slots, "cotangents": len(truth.cotangents)},
+                tensors + truth.cotangents, timeout=s.run_timeout,
+                byte_cap=_output_cap(truth.reference))
+            if answer.get("status") != "ok":
+                verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""),
+                             case=case.id)
+                return False
+            if answer["names"] != truth.names:
+                verdict.fail("wrong_shape", f"gradients for {answer['names']}, the problem has "
+                             f"{truth.names}", case=case.id)
+                return False
+            if not verdict.judge_outputs(f"{case.id}:backward", grads, truth.golden,
+                                         truth.reference, s.policy, s.kernelbench_tolerance,
+                                         names=truth.names):
+                return False
+        return True
+
+    def _bench(self, worker: Worker, problem: Problem, verdict) -> None:
+        """The candidate's time and the reference's, by one loop, each trial on a distinct input
+        set where the budget allows; the last output on every set judged again."""
+        s = self.settings
+        import torch
+        sets = _timing_cases(problem, s)
+        slots_all, tensors_all, sizes = [], [], []
+        for case in sets:
+            slots, tensors = case.wire_arguments()
+            slots_all = slots
+            tensors_all += tensors
+            sizes.append(len(tensors))
+        worker.request({"op": "timing_sets", "arguments": slots_all, "set_sizes": sizes},
+                       tensors_all, timeout=s.run_timeout, byte_cap=0)
+        cap = sum(_output_cap(c.reference) for c in sets)
+        answer, outputs = worker.request({"op": "time", "trials": s.trials, "warmup": s.warmup},
+                                         timeout=s.run_timeout + s.trials * 10.0, byte_cap=cap)
+        if answer.get("status") != "ok":
+            verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""))
+            return
+        for case, count in zip(sets, answer["output_counts"]):
+            if count == 0:
+                continue
+            got, outputs = outputs[:count], outputs[count:]
+            if not verdict.judge_outputs(f"{case.id}:timed", got, case.golden, case.reference,
+                                         s.policy, s.kernelbench_tolerance):
+                verdict.reason = "timed_output_mismatch"
+                return
+        model = build_model(problem, s.init_seed, self.device)
+        device_sets = [[a.to(self.device) if isinstance(a, torch.Tensor) else a
+                        for a in c.arguments] for c in sets]
+        with precise_math(), torch.no_grad():
+            ref_times, _ = time_calls(lambda xs: model(*xs), device_sets, trials=s.trials,
+                                      warmup=s.warmup)
+        verdict.timed(summary(answer["times_ms"]), summary(ref_times))
+
+    # ---- warm state ----------------------------------------------------------------------
+
+    def _problem(self, path: str) -> Problem:
+        s = self.settings
+        fresh = load_problem(path)
+        key = (os.path.abspath(path), fresh.digest, tuple(s.seeds), tuple(s.scalings),
+               s.init_seed, self.device)
+        if key not in self._problems:
+            make_cases(fresh, seeds=s.seeds, scalings=s.scalings, init_seed=s.init_seed,
+                       device=_torch_device(self.device))
+            self._problems[key] = fresh
+        return self._problems[key]
+
+    def _take_worker(self) -> Worker:
+        worker = self._spare or self._new_worker()
+        self._spare = self._new_worker()
+        return worker
+
+    def _new_worker(self) -> Worker:
+        s = self.settings
+        return Worker(self.device, confine=s.confine, require_confinement=s.require_confinement)
+
+
+def check(problem: str, candidate: str, **settings) -> dict:
+    """One verdict with a judge of its own (an Evaluator for many candidates)."""
+    with Evaluator(Settings(**settings)) as judge:
+        return judge.check(problem, candidate)
+
+
+class _Verdict:
+    """The verdict as it is built: kjudge's outcome and reason, KernelBench's fields beside."""
+
+    def __init__(self, problem: str, candidate: str, policy: str):
+        self.problem, self.candidate, self.policy = problem, candidate, policy
+        self.outcome, self.reason, self.message = "PASS", "none", ""
+        self.failed_case: Optional[str] = None
+        self.compiled = False
+        self.correct = False
+        self.kernelbench_correct = True
+        self.cases: list[dict] = []
+        self.launches: dict = {}
+        self.torch_ops: dict[str, int] = {}
+        self.metadata: dict = {}
+        self.isolation: dict = {"gaps": "", "confined": False, "network": "none",
+                                "environment": "empty"}
+        self.runtime = self.ref_runtime = None
+        self.compile_seconds: Optional[float] = None
+
+    def fail(self, reason: str, message: str, case: Optional[str] = None) -> None:
+        if self.outcome == "PASS" or self.reason == "none":
+            self.outcome, self.reason, self.message, self.failed_case = "FAIL", reason, \
+                message.strip(), case
+        self.correct = False
+
+    def error(self, message: str) -> None:
+        self.outcome, self.reason, self.message = "ERROR", "internal", message
+
+    def passed(self) -> None:
+        self.correct = self.outcome == "PASS"
+
+    def judge_outputs(self, case_id: str, outputs: list, golden: list, reference: list,
+                      policy: str, tolerance: float, names: Optional[list[str]] = None) -> bool:
+        """Each output against its golden and reference; False (and the verdict a FAIL) at the
+        first that fails. KernelBench's allclose is recorded beside, never decides."""
+        import torch
+        record = {"id": case_id, "outputs": []}
+        self.cases.append(record)
+        if len(outputs) != len(reference):
+            self.fail("wrong_shape", f"{len(outputs)} outputs, the problem has "
+                      f"{len(reference)}", case=case_id)
+            return False
+        ok = True
+        for i, (out, gold, ref) in enumerate(zip(outputs, golden, reference)):
+            name = names[i] if names else f"output{i}"
+            if tuple(out.shape) != tuple(ref.shape):
+                self.fail("wrong_shape", f"{name}: shape {tuple(out.shape)}, the reference's is "
+                          f"{tuple(ref.shape)}", case=case_id)
+                self.kernelbench_correct = False
+                return False
+            if out.dtype != ref.dtype:
+                self.fail("wrong_dtype", f"{name}: {out.dtype}, the reference's is {ref.dtype}",
+                          case=case_id)
+                self.kernelbench_correct = False
+                return False
+            out = out.to(ref.device)  # the worker's bytes, judged where the golden lies
+            kb = bool(torch.allclose(out, ref, atol=tolerance, rtol=tolerance))
+            if case_id.startswith("seed:"):  # KernelBench runs get_inputs() only, unscaled
+                self.kernelbench_correct &= kb
+            report = kjudge.compare(out, ref, golden=gold, policy=policy)
+            record["outputs"].append({"name": name, "outcome": report.outcome,
+                                      "reason": report.reason, "message": report.message,
+                                      "kernelbench_allclose": kb, "finding": report.output})
+            if not report.passed and ok:
+                self.fail(report.reason, f"case {case_id}, {name}: {report.message}",
+                          case=case_id)
+                ok = False
+        return ok
+
+    def kernelbench_verdict(self) -> Optional[bool]:
+        """What KernelBench's allclose says over the cases run; None where the check ended before
+        values were compared for another reason (a forbidden construct or op: KernelBench has
+        no such rule, so its verdict on them is not known here)."""
+        if self.reason in ("forbidden_construct", "forbidden_op", "decoy_kernel", "side_stream") \
+                and not self.cases:
+            return None
+        return self.compiled and bool(self.cases) and self.kernelbench_correct and \
+            self.reason not in ("runtime_error", "timeout", "compile_error")
+
+    def timed(self, candidate: dict, reference: dict) -> None:
+        self.runtime, self.ref_runtime = candidate, reference
+
+    def finish(self, began: float) -> dict:
+        """The verdict as JSON-ready data: KernelBench's field names first, kjudge's after."""
+        runtime = self.runtime["mean"] if self.runtime else -1.0
+        ref_runtime = self.ref_runtime["mean"] if self.ref_runtime else -1.0
+        speedup = ref_runtime / runtime if runtime > 0 and ref_runtime > 0 else None
+        return {
+            "compiled": self.compiled,
+            "correctness": self.outcome == "PASS",
+            "runtime": runtime,
+            "ref_runtime": ref_runtime,
+            "metadata": {**self.metadata, "hardware": _hardware(),
+                         "kernelbench_tolerance_note": "torch.allclose(atol = rtol = "
+                         "kernelbench_tolerance) against the same-precision reference"},
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "message": self.message,
+            "case": self.failed_case,
+            "kernelbench_correctness": self.kernelbench_verdict(),
+            "policy": self.policy,
+            "speedup": speedup,
+            "runtime_stats": self.runtime,
+            "ref_runtime_stats": self.ref_runtime,
+            "cases": self.cases,
+            "launches": self.launches,
+            "torch_ops": self.torch_ops,
+            "problem": self.problem,
+            "candidate": self.candidate,
+            "trust": "python",
+            "isolation": self.isolation,
+            "kjudge_version": kjudge.__version__,
+            "seconds": round(time.perf_counter() - began, 3),
+            "compile_seconds": None if self.compile_seconds is None else
+            round(self.compile_seconds, 3),
+        }
+
+
+def _launch_accounting(kernels: list[dict], current, own: list[str]) -> dict:
+    """Which kernels ran, whose they are, and how much of the device time is the candidate's."""
+    total = sum(k["us"] for k in kernels)
+    mine = [k for k in kernels if any(name in k["name"] for name in own)]
+    return {
+        "kernels": [{"name": k["name"][:200], "stream": k["stream"], "us": round(k["us"], 3),
+                     "own": k in mine} for k in kernels[:64]],
+        "kernel_count": len(kernels),
+        "own_kernel_names": own,
+        "own_kernels_ran": bool(mine),
+        "time_coverage": (sum(k["us"] for k in mine) / total) if total > 0 else None,
+        "current_stream": current,
+        "side_streams": sorted({k["stream"] for k in kernels if k["stream"] != current})
+        if current is not None else [],
+    }
+
+
+def _timing_cases(problem: Problem, s: Settings) -> list:
+    """Input sets for the timed trials: as many distinct ones as the budget holds (up to one per
+    trial), from seeds the checked cases did not use, each with its golden."""
+    from kjudge.kernelbench.problem import Case, _judge_case_truth
+    import torch
+    per_set = max(problem.cases[0].input_bytes(), 1)
+    count = max(2, min(s.trials, s.timing_budget_bytes // per_set))
+    count = min(count, 16)  # each set's golden is computed here: keep the judge's own cost small
+    model = build_model(problem, s.init_seed, _torch_device(_default_device(s.device)))
+    import copy
+    golden_model = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
+    sets = []
+    for i in range(count):
+        seed = 1_000_003 + i
+        torch.manual_seed(seed)
+        case = Case(f"timing:{seed}", [a.detach().cpu() if isinstance(a, torch.Tensor) else a
+                                       for a in problem.module.get_inputs()])
+        _judge_case_truth(case, model, golden_model, _torch_device(_default_device(s.device)),
+                          None)
+        sets.append(case)
+    return sets
+
+
+def _output_cap(reference: list) -> int:
+    return 2 * sum(t.numel() * 8 for t in reference) + (1 << 20)
+
+
+def _default_device(device: Optional[str] = None) -> str:
+    if device:
+        return device
+    import torch
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def _torch_device(device: str):
+    import torch
+    return torch.device(device)
+
+
+def _hardware() -> str:
+    import torch
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"

@@ -1,0 +1,88 @@
+"""What the KernelBench adapter watches while a forward runs: the torch ops it calls (a
+TorchDispatchMode, which sees every aten op however it was reached: torch.relu, F.relu, x.relu(),
+an nn.Module) and the device kernels it launches (the profiler, with each kernel's stream). Used
+in the candidate's worker, and in the judge on the problem's Model to learn the ops it is about.
+Both are Python-level views of a process the candidate runs in: `trust = "python"`."""
+from __future__ import annotations
+
+from collections import Counter
+
+# Ops that move, view or make memory: never "the op a problem is about".
+_PLUMBING = {
+    "aten.empty", "aten.empty_like", "aten.empty_strided", "aten.zeros", "aten.zeros_like",
+    "aten.ones", "aten.ones_like", "aten.full", "aten.full_like", "aten.fill_", "aten.zero_",
+    "aten.copy_", "aten.clone", "aten._to_copy", "aten.to", "aten.view", "aten._unsafe_view",
+    "aten.reshape", "aten.expand", "aten.permute", "aten.transpose", "aten.t", "aten.contiguous",
+    "aten.detach", "aten.alias", "aten.slice", "aten.select", "aten.unsqueeze", "aten.squeeze",
+    "aten.as_strided", "aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind",
+    "aten.lift_fresh", "aten.new_empty", "aten.new_zeros", "aten.new_ones", "aten.new_full",
+    "aten.resize_", "aten.set_", "aten.item", "aten._local_scalar_dense", "aten.is_nonzero",
+    "aten.stride", "aten.size", "aten.sym_size", "aten.sym_stride", "aten.sym_numel",
+    "aten.flatten", "aten.unflatten", "aten.narrow", "aten.cat", "aten.stack", "aten.record_stream",
+}
+
+
+def _dispatch_mode_base():
+    from torch.utils._python_dispatch import TorchDispatchMode
+    return TorchDispatchMode
+
+
+class OpRecorder:
+    """Counts the aten ops (by overload packet, "aten.relu") called inside `with`."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+
+    def __enter__(self):
+        counts = Counter()
+
+        class _Mode(_dispatch_mode_base()):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                counts[str(func.overloadpacket)] += 1
+                return func(*args, **(kwargs or {}))
+
+        self._counts = counts
+        self._mode = _Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+        self.counts = dict(self._counts)
+        return False
+
+
+def compute_ops(counts: dict[str, int]) -> list[str]:
+    """The ops of `counts` that compute (not plumbing), sorted."""
+    return sorted(op for op in counts if op not in _PLUMBING)
+
+
+def profile_call(call, device) -> tuple[list[dict], object]:
+    """Runs `call` once under the profiler after a marker kernel (a fill on the current stream).
+    Returns every device kernel after the marker as {"name", "stream", "us"} and the marker's
+    stream, or (ops on the CPU) no kernels and None."""
+    import torch
+    if device.type != "cuda":
+        call()
+        return [], None
+    marker = torch.empty(1, device=device)
+    torch.cuda.synchronize(device)
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        marker.fill_(7.0)
+        call()
+        torch.cuda.synchronize(device)
+    kernels = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() != torch.autograd.DeviceType.CUDA:
+            continue
+        name = e.name()
+        if name.startswith(("Memcpy", "Memset")):
+            continue
+        kernels.append({"name": name, "stream": int(e.device_resource_id()),
+                        "us": e.duration_ns() / 1e3, "start": e.start_ns()})
+    kernels.sort(key=lambda k: k["start"])
+    if not kernels:
+        return [], None
+    current = kernels[0]["stream"]  # the marker: the first kernel of the window
+    return [{k: v for k, v in x.items() if k != "start"} for x in kernels[1:]], current

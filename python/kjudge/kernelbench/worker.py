@@ -1,0 +1,216 @@
+"""The KernelBench adapter's candidate worker: one process per candidate, started by the judge
+(kjudge.kernelbench.client) with an empty environment and two pipes. It confines itself before
+torch is imported (kjudge._sandbox: namespaces, Landlock, seccomp), builds the candidate's
+ModelNew in its one writable folder, then answers the judge's requests: run a case (on its own
+copy of the inputs, with the caching allocator's free blocks poisoned, the torch ops it calls
+recorded and its inputs checked afterwards), profile a call (which kernels ran, on which
+streams), time calls. It never sees the golden or the reference."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+
+from kjudge.kernelbench import wire
+
+_BYTE_CAP = 1 << 36  # the judge is trusted; its messages are as large as the problem's inputs
+
+
+def main() -> int:
+    inbox, outbox = wire.pipe_streams(int(sys.argv[1]), int(sys.argv[2]))
+    hello, _ = wire.receive(inbox, byte_cap=0)
+    gaps = _confine(hello)
+    wire.send(outbox, {"confined": gaps})
+    if gaps and hello.get("require_confinement", True):
+        return 0
+    state = _State(hello)
+    wire.send(outbox, {"status": "warm"})
+    try:
+        candidate, _ = wire.receive(inbox, byte_cap=0)
+    except wire.WireError:
+        return 0  # a spare the judge never used
+    wire.send(outbox, state.build_candidate(candidate))
+    if not state.model:
+        return 0
+    while True:
+        try:
+            request, tensors = wire.receive(inbox, byte_cap=_BYTE_CAP)
+        except wire.WireError:
+            return 0  # the judge is done with us
+        op = request.get("op")
+        if op == "quit":
+            return 0
+        try:
+            header, out = getattr(state, f"op_{op}")(request, tensors)
+        except Exception as e:  # the candidate's exception: a verdict, reported with its trace
+            header, out = {"status": "runtime_error", "message": _exception_text(e)}, ()
+        wire.send(outbox, header, out)
+
+
+def _confine(hello: dict) -> str:
+    if not hello.get("confine", True):
+        return ""
+    from kjudge import _sandbox
+    return _sandbox.confine(hello["readable"], hello["writable"])
+
+
+def _exception_text(e: BaseException) -> str:
+    """"Type: message (candidate.py, line N)" first, then the end of the trace."""
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if f.filename.endswith("candidate.py")]
+    where = f" (candidate.py, line {mine[-1].lineno})" if mine else ""
+    trace = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
+    return f"{type(e).__name__}: {e}{where}"[:1000] + "\n" + trace[-3000:]
+
+
+class _State:
+    def __init__(self, hello: dict):
+        import torch
+        self.torch = torch
+        self.hello = hello
+        self.device = torch.device(hello["device"])
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+            torch.cuda.init()
+        self.model = None
+        self.returned: list = []  # every output handed back, kept alive: a reused one shows
+        self.timing_sets: list[list] = []
+
+    def build_candidate(self, candidate: dict) -> dict:
+        """Writes the candidate's source into the build folder, imports it (its load_inline
+        compile included) and builds ModelNew with the problem's init inputs under the
+        problem's seed, as KernelBench does."""
+        torch = self.torch
+        path = os.path.join(os.getcwd(), "candidate.py")
+        with open(path, "w") as f:
+            f.write(candidate["source"])
+        try:
+            spec = importlib.util.spec_from_file_location("candidate", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            if not hasattr(module, "ModelNew"):
+                return {"status": "compile_error", "message": "the candidate defines no ModelNew"}
+        except BaseException as e:  # SystemExit from a failed build included
+            return {"status": "compile_error", "message": _exception_text(e)}
+        try:
+            torch.manual_seed(candidate["init_seed"])
+            model = module.ModelNew(*candidate["init_inputs"])
+            if isinstance(model, torch.nn.Module):
+                model = model.to(self.device)
+            self.model = model
+        except BaseException as e:
+            return {"status": "runtime_error", "message": _exception_text(e)}
+        return {"status": "ready"}
+
+    def op_run(self, request: dict, tensors: list):
+        """One case: the outputs, the torch ops called, the inputs it changed, reused outputs."""
+        from kjudge.kernelbench.hooks import OpRecorder
+        torch = self.torch
+        inputs = self._inputs(request, tensors)
+        pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        self._poison_free_blocks()
+        with OpRecorder() as ops, torch.no_grad():
+            result = self.model(*inputs)
+        self._synchronize()
+        outputs = _output_tensors(result, torch)
+        if outputs is None:
+            return {"status": "wrong_type", "message": f"forward returned {type(result).__name__}"
+                    ", not a tensor or a tuple of tensors"}, ()
+        reused = [i for i, t in enumerate(outputs)
+                  if any(t.data_ptr() == r.data_ptr() and t.numel() for r in self.returned)]
+        self.returned.extend(outputs)
+        changed = [i for i, (a, b) in enumerate(zip(inputs, pristine))
+                   if isinstance(a, torch.Tensor) and not _same_bits(a, b, torch)]
+        return {"status": "ok", "ops": ops.counts, "input_modified": changed,
+                "output_reused": reused}, outputs
+
+    def op_profile(self, request: dict, tensors: list):
+        """One call under the profiler, after a marker kernel on the current stream: every
+        device kernel with its stream and time, and the marker's stream (the current one)."""
+        from kjudge.kernelbench.hooks import profile_call
+        inputs = self._inputs(request, tensors)
+        kernels, current = profile_call(lambda: self.model(*inputs), self.device)
+        return {"status": "ok", "kernels": kernels, "current_stream": current}, ()
+
+    def op_timing_sets(self, request: dict, tensors: list):
+        self.timing_sets = []
+        for count in request["set_sizes"]:
+            self.timing_sets.append(self._inputs(request, tensors[:count]))
+            tensors = tensors[count:]
+        return {"status": "ok"}, ()
+
+    def op_time(self, request: dict, tensors: list):
+        """The timing loop over the sets sent before; the last output of each set comes back
+        so the judge re-checks what was timed."""
+        from kjudge.kernelbench.timing import time_calls
+        times, last = time_calls(lambda xs: self.model(*xs), self.timing_sets,
+                                 trials=request["trials"], warmup=request["warmup"])
+        outputs, counts = [], []
+        for result in last:
+            tensors = _output_tensors(result, self.torch) or []
+            outputs.extend(tensors)
+            counts.append(len(tensors))
+        return {"status": "ok", "times_ms": times, "output_counts": counts}, outputs
+
+    def op_backward(self, request: dict, tensors: list):
+        """The gradients of the float inputs and of the parameters, given the outputs'
+        cotangents (the last `cotangents` tensors of the message)."""
+        torch = self.torch
+        count = request["cotangents"]
+        inputs = self._inputs(request, tensors[:len(tensors) - count])
+        cotangents = [t.to(self.device) for t in tensors[len(tensors) - count:]]
+        leaves = [x.requires_grad_() for x in inputs
+                  if isinstance(x, torch.Tensor) and x.is_floating_point()]
+        params = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad] \
+            if isinstance(self.model, torch.nn.Module) else []
+        result = self.model(*inputs)
+        outputs = [result] if isinstance(result, torch.Tensor) else list(result)
+        grads = torch.autograd.grad(outputs, leaves + [p for _, p in params], cotangents,
+                                    allow_unused=True)
+        grads = [torch.zeros_like(x) if g is None else g for x, g in
+                 zip(leaves + [p for _, p in params], grads)]
+        return {"status": "ok", "names": [f"input{i}" for i in range(len(leaves))] +
+                [n for n, _ in params]}, grads
+
+    def _inputs(self, request: dict, tensors: list) -> list:
+        """The case's arguments in order: tensors moved to the device, other values as sent."""
+        values, it = [], iter(tensors)
+        for slot in request["arguments"]:
+            values.append(next(it).to(self.device) if slot == "tensor" else slot["value"])
+        return values
+
+    def _poison_free_blocks(self) -> None:
+        """Fills the caching allocator's free memory with NaN, so a candidate that reads a block
+        it never wrote (a stale result in torch.empty's memory) reads NaN, not an answer."""
+        torch = self.torch
+        if self.device.type != "cuda":
+            return
+        free = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+        if free >= 4:
+            torch.full((free // 4,), float("nan"), device=self.device)
+        torch.cuda.synchronize(self.device)
+
+    def _synchronize(self) -> None:
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize(self.device)
+
+
+def _output_tensors(result, torch):
+    if isinstance(result, torch.Tensor):
+        return [result.detach()]
+    if isinstance(result, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in result):
+        return [t.detach() for t in result]
+    return None
+
+
+def _same_bits(a, b, torch) -> bool:
+    """Equal to the bit, NaN included (torch.equal calls NaN unequal to itself)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().view(-1).view(torch.uint8),
+                       b.contiguous().view(-1).view(torch.uint8))
+
+
+if __name__ == "__main__":
+    os._exit(main())

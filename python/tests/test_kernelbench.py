@@ -1,0 +1,158 @@
+"""kjudge.kernelbench on the CPU: the expectations of python/tests/kernelbench (pure-PyTorch
+candidates, one per defence) through the one runner, the worker's confinement tried from inside,
+and the adapter's wire format and static scan. Skipped where torch is not installed."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kjudge.kernelbench import Settings, expect, scan, wire  # noqa: E402
+from kjudge.kernelbench.__main__ import main as cli_main  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "kernelbench")
+
+
+def test_every_expectation_holds_on_the_cpu():
+    assert expect.run(FIXTURES, settings=Settings(device="cpu", run_timeout=5.0)) == []
+
+
+def test_the_worker_cannot_reach_the_judge(tmp_path):
+    """Inside the confinement: the parent's memory, a signal to it, a file outside the lists, a
+    TCP connection to a server the judge listens on, all refused; the build folder writable."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the golden")
+    build = tmp_path / "build"
+    build.mkdir()
+    probe = textwrap.dedent(f"""
+        import os, signal, socket, sys, json
+        from kjudge import _sandbox
+        gaps = _sandbox.confine(sorted(set(["/usr", "/lib", "/lib64", "/etc", "/proc",
+                                            sys.prefix, sys.base_prefix] + sys.path[1:])),
+                                [{str(build)!r}])
+        tried = {{"gaps": gaps}}
+        def attempt(name, f):
+            try:
+                f()
+                tried[name] = "allowed"
+            except OSError as e:
+                tried[name] = e.__class__.__name__
+        attempt("read_secret", lambda: open({str(secret)!r}).read())
+        attempt("parent_memory", lambda: open(f"/proc/{{os.getppid()}}/mem", "rb").read(1))
+        attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
+        attempt("connect", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2))
+        attempt("write_build", lambda: open({str(build / "x")!r}, "w").write("ok"))
+        print(json.dumps(tried))
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60, env={"PATH": "/usr/bin:/bin"})
+    server.close()
+    assert out.returncode == 0, out.stderr
+    tried = json.loads(out.stdout.strip().splitlines()[-1])
+    assert tried == {"gaps": "", "read_secret": "PermissionError",
+                     "parent_memory": "PermissionError", "signal_parent": "PermissionError",
+                     "connect": tried["connect"], "write_build": "allowed"}
+    assert tried["connect"] != "allowed"  # no network in its own namespace
+
+
+def test_the_wire_refuses_a_size_that_disagrees_with_the_shape(tmp_path):
+    path = tmp_path / "message"
+    with open(path, "wb") as f:
+        wire.send(f, {"op": "run"}, (torch.arange(6, dtype=torch.float32).reshape(2, 3),))
+    with open(path, "rb") as f:
+        header, tensors = wire.receive(f, byte_cap=1 << 20)
+    assert header == {"op": "run"} and tensors[0].tolist() == [[0, 1, 2], [3, 4, 5]]
+    with open(path, "rb") as f:
+        with pytest.raises(wire.WireError, match="more than 16 bytes"):
+            wire.receive(f, byte_cap=16)
+    raw = path.read_bytes().replace(b'"nbytes": 24', b'"nbytes": 99')
+    path.write_bytes(raw)
+    with open(path, "rb") as f:
+        with pytest.raises(wire.WireError, match="size disagrees"):
+            wire.receive(f, byte_cap=1 << 20)
+
+
+def test_the_scan_names_what_it_refuses_and_the_kernels_it_finds():
+    source = textwrap.dedent("""
+        import ctypes
+        s = torch.cuda.Stream()
+        y = torch.compile(f)            # allowed: torch's compiler
+        __global__ void __launch_bounds__(256) relu_kernel(const float* x) {}
+        @triton.jit
+        def add_kernel(x_ptr):
+            pass
+    """)
+    assert [str(f) for f in scan.forbidden_constructs(source)] == [
+        "line 2: `ctypes` ctypes reaches native code and memory outside torch",
+        "line 3: `torch.cuda.Stream` makes or uses a stream of its own: the work would escape "
+        "the timed stream"]
+    assert scan.kernel_names(source) == ["add_kernel", "relu_kernel"]
+
+
+def test_the_cli_prints_a_line_and_exits_1_on_a_fail(capsys):
+    problem = os.path.join(FIXTURES, "scaled_sum", "problem.py")
+    status = cli_main([problem, os.path.join(FIXTURES, "scaled_sum", "candidates",
+                                             "uses_ctypes.py"), "--device", "cpu"])
+    assert status == 1
+    assert capsys.readouterr().out.startswith("FAIL(forbidden_construct) ")
+
+
+def test_the_cli_names_a_missing_problem_and_exits_2(capsys):
+    status = cli_main(["/nonexistent/problem.py", os.path.join(FIXTURES, "softmax", "candidates",
+                                                               "by_hand.py"), "--device", "cpu"])
+    assert status == 2
+    assert capsys.readouterr().err == \
+        "kjudge kernelbench: /nonexistent/problem.py: no such problem file\n"
+
+
+def test_the_json_verdict_carries_kernelbench_fields_and_a_bench(capsys):
+    problem = os.path.join(FIXTURES, "softmax", "problem.py")
+    status = cli_main([problem, os.path.join(FIXTURES, "softmax", "candidates", "by_hand.py"),
+                       "--device", "cpu", "--json", "--bench", "--trials", "3"])
+    v = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert (v["compiled"], v["correctness"], v["outcome"], v["trust"]) == (True, True, "PASS",
+                                                                           "python")
+    assert v["runtime"] > 0 and v["ref_runtime"] > 0 and v["runtime_stats"]["trials"] == 3
+    assert [c["id"] for c in v["cases"]][:5] == ["seed:42", "seed:43", "seed:44", "scaled:64",
+                                                 "scaled:0.015625"]
+    assert any(c["id"].endswith(":timed") for c in v["cases"])
+    assert v["isolation"]["confined"] is True
+
+
+def test_backward_compares_the_gradients_of_inputs_and_parameters(capsys):
+    """scaled_sum's gradient is the scale everywhere: the blocked sum gets it exactly; each
+    seed's gradient case is judged and named."""
+    problem = os.path.join(FIXTURES, "scaled_sum", "problem.py")
+    status = cli_main([problem, os.path.join(FIXTURES, "scaled_sum", "candidates",
+                                             "blocked_sum.py"), "--device", "cpu", "--json",
+                       "--backward", "--scalings", ""])
+    v = json.loads(capsys.readouterr().out)
+    assert (status, v["outcome"]) == (0, "PASS")
+    assert [c["id"] for c in v["cases"]] == ["seed:42", "seed:43", "seed:44", "seed:42:backward",
+                                             "seed:43:backward", "seed:44:backward"]
+    assert [o["name"] for o in v["cases"][3]["outputs"]] == ["input0"]
+
+
+def test_the_options_are_those_docs_cli_md_lists():
+    """`kjudge kernelbench` is parsed twice (the C++ CLI for --help, this module for the run):
+    both follow docs/cli.md's Options block, which the C++ help test holds to its parser."""
+    import re
+    docs = open(os.path.join(HERE, "..", "..", "docs", "cli.md")).read()
+    section = docs.split("## kjudge kernelbench\n")[1].split("\n## ")[0]
+    block = section.split("Options:\n")[1].split("\nExit status")[0]
+    documented = set(re.findall(r"^    (--[a-z-]+)", block, re.M))
+    from kjudge.kernelbench.__main__ import make_parser
+    registered = {o for a in make_parser()._actions for o in a.option_strings
+                  if o.startswith("--")}
+    assert registered - {"--help"} == documented
