@@ -184,6 +184,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   kb->add_option("--device", k.device, "cuda:N or cpu");
   kb->add_option("--forbid", k.forbid, "a torch op the candidate may not call; repeatable");
   kb->add_flag("--allow-torch", k.allow_torch, "forbid no torch op");
+  kb->add_option("--record", k.record, "replay recorded inputs, weights and predictions");
   kb->add_option("--trials", k.trials, "timed trials (default 100)");
   kb->add_option("--kernelbench-tolerance", k.kernelbench_tolerance,
                  "KernelBench's allclose tolerance, reported beside (default 1e-2)");

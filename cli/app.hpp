@@ -118,7 +118,7 @@ struct KernelbenchArgs {
   std::string problem;
   std::vector<std::string> candidates;
   bool json = false, bench = false, backward = false, allow_torch = false, unconfined = false;
-  std::string policy, seeds, scalings, device;
+  std::string policy, seeds, scalings, device, record;
   std::vector<std::string> forbid;
   int trials = 100;
   double kernelbench_tolerance = 1e-2, timeout = 60;

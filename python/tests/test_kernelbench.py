@@ -156,3 +156,48 @@ def test_the_options_are_those_docs_cli_md_lists():
     registered = {o for a in make_parser()._actions for o in a.option_strings
                   if o.startswith("--")}
     assert registered - {"--help"} == documented
+
+
+def _record(folder, problem_path, seed=5):
+    """Writes inputs.npz, weights.npz and outputs.npz of the linear problem: weights and inputs
+    of their own (not the seeded ones), the predictions the Model made with them."""
+    import numpy
+    from kjudge.kernelbench.problem import load_problem
+    problem = load_problem(problem_path)
+    torch.manual_seed(seed)
+    model = problem.module.Model(*problem.init_inputs)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn_like(p))
+        x = torch.randn(8, 256)
+        out = model(x)
+    numpy.savez(folder / "inputs.npz", arg0=x.numpy())
+    numpy.savez(folder / "weights.npz", **{k: v.float().numpy()
+                                          for k, v in model.state_dict().items()})
+    numpy.savez(folder / "outputs.npz", out0=out.numpy())
+
+
+def test_recorded_weights_inputs_and_predictions_are_replayed(tmp_path, capsys):
+    problem = os.path.join(FIXTURES, "linear", "problem.py")
+    _record(tmp_path, problem)
+    candidates = os.path.join(FIXTURES, "linear", "candidates")
+    status = cli_main([problem, os.path.join(candidates, "by_rows.py"),
+                       os.path.join(candidates, "bf16_weights.py"), "--device", "cpu", "--json",
+                       "--record", str(tmp_path)])
+    good, bf16 = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert status == 1
+    assert (good["outcome"], [c["id"] for c in good["cases"]]) == ("PASS", ["recorded"])
+    assert (bf16["outcome"], bf16["reason"], bf16["case"]) == ("FAIL", "mismatch", "recorded")
+
+
+def test_recorded_predictions_that_do_not_fit_the_model_are_named(tmp_path, capsys):
+    import numpy
+    problem = os.path.join(FIXTURES, "linear", "problem.py")
+    _record(tmp_path, problem)
+    numpy.savez(tmp_path / "outputs.npz", out0=numpy.zeros((8, 3), dtype=numpy.float32))
+    status = cli_main([problem, os.path.join(FIXTURES, "linear", "candidates", "by_rows.py"),
+                       "--device", "cpu", "--record", str(tmp_path)])
+    assert status == 2
+    assert capsys.readouterr().err == (
+        f"kjudge kernelbench: {tmp_path}: the recorded outputs' shapes [(8, 3)] are not the "
+        "Model's [(8, 128)]\n")

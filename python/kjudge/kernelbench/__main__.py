@@ -25,6 +25,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="a torch op the candidate may not call (aten.mm); repeatable")
     p.add_argument("--allow-torch", action="store_true",
                    help="forbid no torch op (not even the problem's own)")
+    p.add_argument("--record", default=None, metavar="DIR",
+                   help="replay recorded inputs, weights and predictions from DIR")
     p.add_argument("--trials", type=int, default=100)
     p.add_argument("--kernelbench-tolerance", type=float, default=1e-2)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per step of a run")
@@ -55,6 +57,7 @@ def settings_from(args: argparse.Namespace):
                     kernelbench_tolerance=args.kernelbench_tolerance,
                     forbid=[] if args.allow_torch else args.forbid, bench=args.bench,
                     trials=args.trials, backward=args.backward, run_timeout=args.timeout,
+                    record=args.record,
                     confine=not args.unconfined, require_confinement=not args.unconfined)
 
 

@@ -70,11 +70,15 @@ class Worker:
             raise WorkerGone("runtime_error", f"the worker did not start: {self.log_tail()}")
         return self.confinement
 
-    def load(self, source: str, init_inputs: list, init_seed: int, timeout: float) -> dict:
-        """The candidate's import (its compile) and ModelNew's construction: the worker's answer,
-        {"status": "ready"} or a compile_error / runtime_error with its message."""
+    def load(self, source: str, init_inputs: list, init_seed: int, timeout: float,
+             weights: Optional[dict] = None) -> dict:
+        """The candidate's import (its compile) and ModelNew's construction (with the recorded
+        weights where given): the worker's answer, {"status": "ready"} or a compile_error /
+        runtime_error with its message."""
+        names = list(weights or {})
         self._send({"op": "candidate", "source": source, "init_inputs": init_inputs,
-                    "init_seed": init_seed})
+                    "init_seed": init_seed, "weights": names},
+                   tuple(weights[n] for n in names))
         answer, _ = self._receive(timeout, byte_cap=0)
         return answer
 

@@ -16,7 +16,7 @@ import kjudge
 from kjudge.kernelbench import scan
 from kjudge.kernelbench.client import Worker, WorkerGone
 from kjudge.kernelbench.problem import Problem, ProblemError, build_model, load_problem, \
-    make_cases, precise_math
+    make_cases, make_recorded_case, precise_math
 from kjudge.kernelbench.timing import summary, time_calls
 
 _COVERAGE_FLOOR = 0.0  # reported, not enforced: a candidate may keep cuBLAS for part of the work
@@ -36,6 +36,7 @@ class Settings:
     warmup: int = 3
     timing_budget_bytes: int = 1 << 30    # distinct input sets for the timed trials
     backward: bool = False
+    record: Optional[str] = None          # a folder of recorded artifacts (record.py)
     compile_timeout: float = 600.0
     run_timeout: float = 60.0
     confine: bool = True
@@ -99,7 +100,8 @@ class Evaluator:
         verdict.metadata["excused_cases"] = problem.excused
         compile_began = time.perf_counter()
         try:
-            loaded = worker.load(source, problem.init_inputs, s.init_seed, s.compile_timeout)
+            loaded = worker.load(source, problem.init_inputs, s.init_seed, s.compile_timeout,
+                                 weights=problem.weights)
         except WorkerGone as e:
             verdict.fail("timeout" if e.kind == "timeout" else "compile_error", str(e))
             return
@@ -184,7 +186,7 @@ class Evaluator:
     def _check_backward(self, worker: Worker, problem: Problem, verdict) -> bool:
         from kjudge.kernelbench.backward import gradients_of_model
         s = self.settings
-        for case in problem.cases[: len(s.seeds)]:
+        for case in problem.cases[: 1 if s.record else len(s.seeds)]:
             truth = gradients_of_model(problem, case, s.init_seed, self.device)
             slots, tensors = case.wire_arguments()
             answer, grads = worker.request(
@@ -247,10 +249,14 @@ class Evaluator:
         s = self.settings
         fresh = load_problem(path)
         key = (os.path.abspath(path), fresh.digest, tuple(s.seeds), tuple(s.scalings),
-               s.init_seed, self.device)
+               s.init_seed, self.device, s.record)
         if key not in self._problems:
-            make_cases(fresh, seeds=s.seeds, scalings=s.scalings, init_seed=s.init_seed,
-                       device=_torch_device(self.device))
+            if s.record:
+                make_recorded_case(fresh, s.record, init_seed=s.init_seed,
+                                   device=_torch_device(self.device))
+            else:
+                make_cases(fresh, seeds=s.seeds, scalings=s.scalings, init_seed=s.init_seed,
+                           device=_torch_device(self.device))
             self._problems[key] = fresh
         return self._problems[key]
 
@@ -327,7 +333,7 @@ class _Verdict:
                 return False
             out = out.to(ref.device)  # the worker's bytes, judged where the golden lies
             kb = bool(torch.allclose(out, ref, atol=tolerance, rtol=tolerance))
-            if case_id.startswith("seed:"):  # KernelBench runs get_inputs() only, unscaled
+            if case_id.startswith(("seed:", "recorded")):  # KernelBench's own inputs, unscaled
                 self.kernelbench_correct &= kb
             report = kjudge.compare(out, ref, golden=gold, policy=policy)
             record["outputs"].append({"name": name, "outcome": report.outcome,

@@ -51,6 +51,7 @@ class Problem:
     digest: str
     forbidden: Optional[list[str]]  # the problem's own KJUDGE_FORBIDDEN_OPS, or None
     cases: list[Case] = field(default_factory=list)
+    weights: Optional[dict] = None  # a recorded state_dict for Model and ModelNew alike
     excused: list[dict] = field(default_factory=list)  # cases dropped, with the reason
     model_ops: dict[str, int] = field(default_factory=dict)
 
@@ -114,10 +115,17 @@ def load_problem(path: str) -> Problem:
 
 def build_model(problem: Problem, seed: int, device):
     """Model(*init_inputs) under `seed` (the candidate's ModelNew is built under the same seed,
-    so layers made in the same order get the same weights, as in KernelBench)."""
+    so layers made in the same order get the same weights, as in KernelBench), with the
+    recorded weights where there are some."""
     import torch
     torch.manual_seed(seed)
     model = problem.module.Model(*problem.init_inputs)
+    if problem.weights is not None:
+        try:
+            model.load_state_dict(problem.weights, strict=True)
+        except (RuntimeError, AttributeError) as e:
+            raise ProblemError(f"{problem.path}: the recorded weights do not fit Model: "
+                               f"{str(e).splitlines()[0]}") from None
     return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
@@ -154,6 +162,27 @@ def make_cases(problem: Problem, *, seeds: list[int], scalings: list[float], ini
                                     "non-finite values: the scaling leaves the problem's domain"})
             continue
         problem.cases.append(scaled)
+
+
+def make_recorded_case(problem: Problem, folder: str, *, init_seed: int, device) -> None:
+    """problem.cases as the one recorded case (record.py): its inputs, the weights loaded, the
+    recorded predictions as the reference and the Model in float64 as the golden."""
+    import torch
+    from kjudge.kernelbench.record import ordered, read_tensors
+    problem.weights = read_tensors(folder, "weights", required=False)
+    inputs = ordered(read_tensors(folder, "inputs", required=True), "arg", folder)
+    outputs = read_tensors(folder, "outputs", required=True)
+    model = build_model(problem, init_seed, device)
+    case = Case("recorded", inputs)
+    _judge_case_truth(case, model, copy.deepcopy(model).double(), device, problem)
+    recorded = ordered(outputs, "out", folder)
+    if [tuple(r.shape) for r in recorded] != [tuple(r.shape) for r in case.reference]:
+        raise ProblemError(f"{folder}: the recorded outputs' shapes "
+                           f"{[tuple(r.shape) for r in recorded]} are not the Model's "
+                           f"{[tuple(r.shape) for r in case.reference]}")
+    case.reference = [r.to(device=ref.device, dtype=ref.dtype)
+                      for r, ref in zip(recorded, case.reference)]
+    problem.cases = [case]
 
 
 def _judge_case_truth(case: Case, model, golden_model, device, problem: Optional[Problem]):
