@@ -337,7 +337,7 @@ def run_downgraded(problem: Problem, model, case, fmt: str, device) -> list:
     Model and its float inputs cast to that dtype. Reduced-precision reductions stay off: the
     most accurate run of that precision, so one caught here is caught when it is sloppier."""
     import torch
-    from kjudge.kernelbench.problem import _tensors
+    from kjudge.kernelbench.problem import model_outputs
     narrow = {"bf16": torch.bfloat16, "f16": torch.float16}.get(fmt)
     args = [a.to(device) if isinstance(a, torch.Tensor) else a for a in case.arguments]
     if narrow is not None:
@@ -347,7 +347,7 @@ def run_downgraded(problem: Problem, model, case, fmt: str, device) -> list:
         if fmt == "tf32":
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
-        result = _tensors(model(*args), "downgrade")
+        result = model_outputs(model(*args), "downgrade")
     return [r.to(device=ref.device, dtype=ref.dtype) for r, ref in zip(result, case.reference)]
 
 

@@ -16,10 +16,11 @@ import kjudge
 from kjudge.kernelbench import scan
 from kjudge.kernelbench.client import Worker, WorkerGone
 from kjudge.kernelbench.problem import Problem, ProblemError, build_model, load_problem, \
-    make_cases, make_recorded_case, precise_math
+    make_cases, make_input_sets, make_recorded_case, precise_math
 from kjudge.kernelbench.timing import summary, time_calls
 
-_COVERAGE_FLOOR = 0.0  # reported, not enforced: a candidate may keep cuBLAS for part of the work
+# What a worker's answer may name as the reason of a FAIL (worker.py).
+_WORKER_REASONS = {"compile_error", "runtime_error", "wrong_type"}
 
 
 @dataclass
@@ -105,8 +106,8 @@ class Evaluator:
         except WorkerGone as e:
             verdict.fail("timeout" if e.kind == "timeout" else "compile_error", str(e))
             return
-        if loaded["status"] != "ready":
-            verdict.fail(loaded["status"], loaded.get("message", ""))
+        if loaded.get("status") != "ready":
+            verdict.fail_as_the_worker_says(loaded)
             return
         verdict.compiled = True
         verdict.compile_seconds = time.perf_counter() - compile_began
@@ -122,6 +123,11 @@ class Evaluator:
                 self._bench(worker, problem, verdict)
         except WorkerGone as e:
             verdict.fail(e.kind, str(e))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            # An answer of the wrong shape: the candidate's code shares the worker's process and
+            # can write to its pipe. Never more than the candidate's FAIL.
+            verdict.fail("runtime_error", "the worker's answer broke the protocol "
+                         f"({type(e).__name__}: {e})")
 
     def _run_cases(self, worker: Worker, problem: Problem, forbidden: list[str], verdict) -> bool:
         """Every case, even after one failed, so KernelBench's own verdict beside covers what
@@ -134,8 +140,7 @@ class Evaluator:
                 {"op": "run", "arguments": slots}, tensors, timeout=s.run_timeout,
                 byte_cap=_output_cap(case.reference))
             if answer.get("status") != "ok":
-                verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""),
-                             case=case.id)
+                verdict.fail_as_the_worker_says(answer, case=case.id)
                 return False
             called = sorted(set(answer.get("ops", {})) & set(forbidden))
             for op, count in answer.get("ops", {}).items():
@@ -162,7 +167,7 @@ class Evaluator:
         answer, _ = worker.request({"op": "profile", "arguments": slots}, tensors,
                                    timeout=self.settings.run_timeout, byte_cap=0)
         if answer.get("status") != "ok":
-            verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""))
+            verdict.fail_as_the_worker_says(answer)
             return False
         kernels, current = answer["kernels"], answer["current_stream"]
         launches = _launch_accounting(kernels, current, own)
@@ -194,8 +199,7 @@ class Evaluator:
                 tensors + truth.cotangents, timeout=s.run_timeout,
                 byte_cap=_output_cap(truth.reference))
             if answer.get("status") != "ok":
-                verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""),
-                             case=case.id)
+                verdict.fail_as_the_worker_says(answer, case=case.id)
                 return False
             if answer["names"] != truth.names:
                 verdict.fail("wrong_shape", f"gradients for {answer['names']}, the problem has "
@@ -212,7 +216,7 @@ class Evaluator:
         set where the budget allows; the last output on every set judged again."""
         s = self.settings
         import torch
-        sets = _timing_cases(problem, s)
+        sets = _timing_cases(problem, s, self.device)
         slots_all, tensors_all, sizes = [], [], []
         for case in sets:
             slots, tensors = case.wire_arguments()
@@ -222,10 +226,14 @@ class Evaluator:
         worker.request({"op": "timing_sets", "arguments": slots_all, "set_sizes": sizes},
                        tensors_all, timeout=s.run_timeout, byte_cap=0)
         cap = sum(_output_cap(c.reference) for c in sets)
+        began = time.perf_counter()
         answer, outputs = worker.request({"op": "time", "trials": s.trials, "warmup": s.warmup},
                                          timeout=s.run_timeout + s.trials * 10.0, byte_cap=cap)
+        # The trials' times come from the candidate's process; the wall clock of the whole
+        # request, taken here, bounds them from outside (it also holds the copies and flushes).
+        wall_ms = (time.perf_counter() - began) * 1e3 / (s.trials + s.warmup)
         if answer.get("status") != "ok":
-            verdict.fail(answer.get("status", "runtime_error"), answer.get("message", ""))
+            verdict.fail_as_the_worker_says(answer)
             return
         for case, count in zip(sets, answer["output_counts"]):
             if count == 0:
@@ -241,7 +249,8 @@ class Evaluator:
         with precise_math(), torch.no_grad():
             ref_times, _ = time_calls(lambda xs: model(*xs), device_sets, trials=s.trials,
                                       warmup=s.warmup)
-        verdict.timed(summary(answer["times_ms"]), summary(ref_times))
+        verdict.timed({**summary(answer["times_ms"]), "wall_ms_per_call": wall_ms},
+                      summary(ref_times))
 
     # ---- warm state ----------------------------------------------------------------------
 
@@ -296,10 +305,20 @@ class _Verdict:
         self.compile_seconds: Optional[float] = None
 
     def fail(self, reason: str, message: str, case: Optional[str] = None) -> None:
-        if self.outcome == "PASS" or self.reason == "none":
+        if self.outcome == "PASS":
             self.outcome, self.reason, self.message, self.failed_case = "FAIL", reason, \
                 message.strip(), case
         self.correct = False
+
+    def fail_as_the_worker_says(self, answer: dict, case: Optional[str] = None) -> None:
+        """A FAIL from the worker's answer. The worker runs the candidate's code, which may write
+        to the pipe itself: only the reasons a worker gives are taken, anything else is a
+        runtime_error, and it is never more than a FAIL."""
+        status = answer.get("status")
+        reason = status if status in _WORKER_REASONS else "runtime_error"
+        message = answer.get("message")
+        self.fail(reason, message if isinstance(message, str) else
+                  f"the worker answered {str(answer)[:200]}", case=case)
 
     def error(self, message: str) -> None:
         self.outcome, self.reason, self.message = "ERROR", "internal", message
@@ -411,27 +430,13 @@ def _launch_accounting(kernels: list[dict], current, own: list[str]) -> dict:
     }
 
 
-def _timing_cases(problem: Problem, s: Settings) -> list:
+def _timing_cases(problem: Problem, s: Settings, device: str) -> list:
     """Input sets for the timed trials: as many distinct ones as the budget holds (up to one per
-    trial), from seeds the checked cases did not use, each with its golden."""
-    from kjudge.kernelbench.problem import Case, _judge_case_truth
-    import torch
+    trial, at most 16: each set's golden is made here), from seeds the checks did not use."""
     per_set = max(problem.cases[0].input_bytes(), 1)
-    count = max(2, min(s.trials, s.timing_budget_bytes // per_set))
-    count = min(count, 16)  # each set's golden is computed here: keep the judge's own cost small
-    model = build_model(problem, s.init_seed, _torch_device(_default_device(s.device)))
-    import copy
-    golden_model = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
-    sets = []
-    for i in range(count):
-        seed = 1_000_003 + i
-        torch.manual_seed(seed)
-        case = Case(f"timing:{seed}", [a.detach().cpu() if isinstance(a, torch.Tensor) else a
-                                       for a in problem.module.get_inputs()])
-        _judge_case_truth(case, model, golden_model, _torch_device(_default_device(s.device)),
-                          None)
-        sets.append(case)
-    return sets
+    count = min(16, max(2, min(s.trials, s.timing_budget_bytes // per_set)))
+    return make_input_sets(problem, [1_000_003 + i for i in range(count)],
+                           init_seed=s.init_seed, device=_torch_device(device))
 
 
 def _output_cap(reference: list) -> int:

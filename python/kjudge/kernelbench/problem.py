@@ -164,6 +164,21 @@ def make_cases(problem: Problem, *, seeds: list[int], scalings: list[float], ini
         problem.cases.append(scaled)
 
 
+def make_input_sets(problem: Problem, seeds: list[int], *, init_seed: int, device) -> list[Case]:
+    """Cases of get_inputs() under `seeds`, each with its golden and reference, outside
+    problem.cases: the timed trials' input sets."""
+    import torch
+    model = build_model(problem, init_seed, device)
+    golden_model = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
+    sets = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        case = Case(f"timing:{seed}", [_to_cpu(a) for a in problem.module.get_inputs()])
+        _judge_case_truth(case, model, golden_model, device, None)
+        sets.append(case)
+    return sets
+
+
 def make_recorded_case(problem: Problem, folder: str, *, init_seed: int, device) -> None:
     """problem.cases as the one recorded case (record.py): its inputs, the weights loaded, the
     recorded predictions as the reference and the Model in float64 as the golden."""
@@ -193,17 +208,18 @@ def _judge_case_truth(case: Case, model, golden_model, device, problem: Optional
     wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
             for a in args]
     with precise_math(), torch.no_grad():
-        case.golden = _tensors(golden_model(*wide), "golden")
+        case.golden = model_outputs(golden_model(*wide), "golden")
         if problem is not None and not problem.model_ops:
             with OpRecorder() as ops:
                 reference = model(*args)
             problem.model_ops = ops.counts
         else:
             reference = model(*args)
-        case.reference = _tensors(reference, "reference")
+        case.reference = model_outputs(reference, "reference")
 
 
-def _tensors(result, what: str) -> list:
+def model_outputs(result, what: str) -> list:
+    """The Model's result as a list of tensors; ProblemError when it is something else."""
     import torch
     if isinstance(result, torch.Tensor):
         return [result.detach()]
