@@ -28,6 +28,9 @@ def kjudge_warm() -> tuple[float, float, dict]:
         began = time.perf_counter()
         v = judge.check(PROBLEM, CANDIDATE)
         total = time.perf_counter() - began
+    # Where the judge's time went: each request's round trip and the worker's share of it.
+    print("judge_seconds: " + ", ".join(f"{k} {t:.3f}" for k, t in
+                                        v["metadata"].get("judge_seconds", {}).items()))
     return total, v["compile_seconds"] or 0.0, v
 
 

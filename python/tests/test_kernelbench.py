@@ -7,16 +7,20 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
+import kjudge  # noqa: E402
 from kjudge.kernelbench import Settings, expect, scan, wire  # noqa: E402
 from kjudge.kernelbench.__main__ import main as cli_main  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "kernelbench")
+# Where kjudge is imported from (site-packages, or a folder on PYTHONPATH on the GPU machine).
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(kjudge.__file__)))
 
 
 def test_every_expectation_holds_on_the_cpu():
@@ -55,7 +59,7 @@ def test_the_worker_cannot_reach_the_judge(tmp_path):
         print(json.dumps(tried))
     """)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         timeout=60, env={"PATH": "/usr/bin:/bin"})
+                         timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_PARENT})
     server.close()
     assert out.returncode == 0, out.stderr
     tried = json.loads(out.stdout.strip().splitlines()[-1])
@@ -97,6 +101,8 @@ def test_the_scan_names_what_it_refuses_and_the_kernels_it_finds():
         "line 3: `torch.cuda.Stream` makes or uses a stream of its own: the work would escape "
         "the timed stream"]
     assert scan.kernel_names(source) == ["add_kernel", "relu_kernel"]
+    # A Triton candidate's first call has the JIT's deadline; a CUDA one's the run's.
+    assert scan.uses_triton(source) and not scan.uses_triton(source.replace("@triton.jit", ""))
 
 
 def test_the_cli_prints_a_line_and_exits_1_on_a_fail(capsys):
@@ -201,3 +207,37 @@ def test_recorded_predictions_that_do_not_fit_the_model_are_named(tmp_path, caps
     assert capsys.readouterr().err == (
         f"kjudge kernelbench: {tmp_path}: the recorded outputs' shapes [(8, 3)] are not the "
         "Model's [(8, 128)]\n")
+
+
+def test_a_spinning_worker_dies_with_its_judge(tmp_path):
+    """The judge killed (SIGKILL: no deadline timer, no cleanup) while its candidate spins: the
+    worker notices its parent is gone and exits."""
+    spins = os.path.join(FIXTURES, "scaled_sum", "candidates", "spins.py")
+    judge = textwrap.dedent(f"""
+        import os, signal, sys, torch
+        from kjudge.kernelbench.client import Worker
+        worker = Worker("cpu", require_confinement=False)
+        worker.start()
+        assert worker.load(open({spins!r}).read(), [0.5], 42, 60)["status"] == "ready"
+        worker._send({{"op": "run", "arguments": ["tensor"]}}, (torch.ones(2, 3),))
+        print(worker.process.pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    out = subprocess.run([sys.executable, "-c", judge], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": PACKAGE_PARENT})
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.1)
+    alive = _alive(pid)
+    if alive:
+        os.killpg(pid, 9)
+    assert not alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -40,6 +40,7 @@ class Settings:
     record: Optional[str] = None          # a folder of recorded artifacts (record.py)
     compile_timeout: float = 600.0
     run_timeout: float = 60.0
+    jit_timeout: float = 120.0            # the first call of a Triton candidate (its compile)
     confine: bool = True
     require_confinement: bool = True
 
@@ -112,7 +113,7 @@ class Evaluator:
         verdict.compiled = True
         verdict.compile_seconds = time.perf_counter() - compile_began
         try:
-            if not self._run_cases(worker, problem, forbidden, verdict):
+            if not self._run_cases(worker, problem, forbidden, source, verdict):
                 return
             if not self._account_launches(worker, problem, source, verdict):
                 return
@@ -129,15 +130,35 @@ class Evaluator:
             verdict.fail("runtime_error", "the worker's answer broke the protocol "
                          f"({type(e).__name__}: {e})")
 
-    def _run_cases(self, worker: Worker, problem: Problem, forbidden: list[str], verdict) -> bool:
+    def _ask(self, worker: Worker, verdict, header: dict, tensors=(), *, timeout: float,
+             byte_cap: int):
+        """worker.request, its time added to the verdict's metadata["judge_seconds"] under the
+        op's name (the round trip, and the worker's own share as it reports it), so a slow check
+        says where its time went."""
+        began = time.perf_counter()
+        answer, outputs = worker.request(header, tensors, timeout=timeout, byte_cap=byte_cap)
+        seconds = verdict.metadata.setdefault("judge_seconds", {})
+        op = header["op"]
+        seconds[op] = seconds.get(op, 0.0) + time.perf_counter() - began
+        inside = answer.get("seconds") if isinstance(answer, dict) else None
+        if isinstance(inside, (int, float)):
+            seconds[f"{op}_in_worker"] = seconds.get(f"{op}_in_worker", 0.0) + float(inside)
+        return answer, outputs
+
+    def _run_cases(self, worker: Worker, problem: Problem, forbidden: list[str], source: str,
+                   verdict) -> bool:
         """Every case, even after one failed, so KernelBench's own verdict beside covers what
         KernelBench would have run; a candidate that breaks the protocol or calls a forbidden
         op ends it."""
         s = self.settings
-        for case in problem.cases:
+        for number, case in enumerate(problem.cases):
             slots, tensors = case.wire_arguments()
-            answer, outputs = worker.request(
-                {"op": "run", "arguments": slots}, tensors, timeout=s.run_timeout,
+            # Triton compiles a kernel when it is first launched: a Triton candidate's first
+            # call has the JIT's deadline, every other call the run's.
+            jit = number == 0 and scan.uses_triton(source)
+            answer, outputs = self._ask(
+                worker, verdict, {"op": "run", "arguments": slots}, tensors,
+                timeout=max(s.jit_timeout, s.run_timeout) if jit else s.run_timeout,
                 byte_cap=_output_cap(case.reference))
             if answer.get("status") != "ok":
                 verdict.fail_as_the_worker_says(answer, case=case.id)
@@ -156,16 +177,19 @@ class Evaluator:
                 verdict.fail("output_reused", f"forward returned the same storage it returned "
                              f"for an earlier case (output {answer['output_reused']})",
                              case=case.id)
+            began = time.perf_counter()
             verdict.judge_outputs(case.id, outputs, case.golden, case.reference, s.policy,
                                   s.kernelbench_tolerance)
+            seconds = verdict.metadata["judge_seconds"]
+            seconds["compare"] = seconds.get("compare", 0.0) + time.perf_counter() - began
         return verdict.outcome == "PASS"
 
     def _account_launches(self, worker: Worker, problem: Problem, source: str, verdict) -> bool:
         own = scan.kernel_names(source)
         case = problem.cases[0]
         slots, tensors = case.wire_arguments()
-        answer, _ = worker.request({"op": "profile", "arguments": slots}, tensors,
-                                   timeout=self.settings.run_timeout, byte_cap=0)
+        answer, _ = self._ask(worker, verdict, {"op": "profile", "arguments": slots}, tensors,
+                              timeout=self.settings.run_timeout, byte_cap=0)
         if answer.get("status") != "ok":
             verdict.fail_as_the_worker_says(answer)
             return False
@@ -194,7 +218,8 @@ class Evaluator:
         for case in problem.cases[: 1 if s.record else len(s.seeds)]:
             truth = gradients_of_model(problem, case, s.init_seed, self.device)
             slots, tensors = case.wire_arguments()
-            answer, grads = worker.request(
+            answer, grads = self._ask(
+                worker, verdict,
                 {"op": "backward", "arguments": slots, "cotangents": len(truth.cotangents)},
                 tensors + truth.cotangents, timeout=s.run_timeout,
                 byte_cap=_output_cap(truth.reference))
@@ -223,12 +248,14 @@ class Evaluator:
             slots_all = slots
             tensors_all += tensors
             sizes.append(len(tensors))
-        worker.request({"op": "timing_sets", "arguments": slots_all, "set_sizes": sizes},
-                       tensors_all, timeout=s.run_timeout, byte_cap=0)
+        self._ask(worker, verdict,
+                  {"op": "timing_sets", "arguments": slots_all, "set_sizes": sizes},
+                  tensors_all, timeout=s.run_timeout, byte_cap=0)
         cap = sum(_output_cap(c.reference) for c in sets)
         began = time.perf_counter()
-        answer, outputs = worker.request({"op": "time", "trials": s.trials, "warmup": s.warmup},
-                                         timeout=s.run_timeout + s.trials * 10.0, byte_cap=cap)
+        answer, outputs = self._ask(worker, verdict,
+                                    {"op": "time", "trials": s.trials, "warmup": s.warmup},
+                                    timeout=s.run_timeout + s.trials * 10.0, byte_cap=cap)
         # The trials' times come from the candidate's process; the wall clock of the whole
         # request, taken here, bounds them from outside (it also holds the copies and flushes).
         wall_ms = (time.perf_counter() - began) * 1e3 / (s.trials + s.warmup)

@@ -58,3 +58,8 @@ def kernel_names(source: str) -> list[str]:
     """The kernels the candidate defines: CUDA `__global__` functions and `@triton.jit` ones."""
     names = _CUDA_KERNEL.findall(source) + _TRITON_KERNEL.findall(source)
     return sorted(set(names))
+
+
+def uses_triton(source: str) -> bool:
+    """Whether the candidate defines a Triton kernel (compiled at its first launch)."""
+    return _TRITON_KERNEL.search(source) is not None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
+import time
 import traceback
 
 from kjudge.kernelbench import wire
@@ -20,7 +22,8 @@ _BYTE_CAP = 1 << 36  # the judge is trusted; its messages are as large as the pr
 def main() -> int:
     inbox, outbox = wire.pipe_streams(int(sys.argv[1]), int(sys.argv[2]))
     hello, _ = wire.receive(inbox, byte_cap=0)
-    gaps = _confine(hello)
+    gaps = _confine(hello)  # single-threaded still: a user namespace refuses a threaded process
+    _exit_with_the_judge()
     wire.send(outbox, {"confined": gaps})
     if gaps and hello.get("require_confinement", True):
         return 0
@@ -41,11 +44,38 @@ def main() -> int:
         op = request.get("op")
         if op == "quit":
             return 0
+        began = time.perf_counter()
         try:
             header, out = getattr(state, f"op_{op}")(request, tensors)
         except Exception as e:  # the candidate's exception: a verdict, reported with its trace
             header, out = {"status": "runtime_error", "message": _exception_text(e)}, ()
+        header["seconds"] = time.perf_counter() - began  # the judge's breakdown of its time
         wire.send(outbox, header, out)
+
+
+def _warm_up(torch, device) -> None:
+    """What the first case would otherwise pay, paid while the worker waits as a spare: the
+    CUDA context (created at the first allocation) and the profiler's first session (CUPTI's
+    start takes about a second)."""
+    from kjudge.kernelbench.hooks import profile_call
+    x = torch.zeros(1, device=device)
+    profile_call(lambda: x.add_(1), device)
+    torch.cuda.synchronize(device)
+
+
+def _exit_with_the_judge() -> None:
+    """A judge killed while its candidate spins must not leave the candidate running (the pipe's
+    end tells a worker only when it next reads). The judge's deadline timer dies with the judge,
+    so the worker watches its parent itself; PR_SET_PDEATHSIG would fire when the judge's
+    thread that started it ends, which a judge's worker pool does between checks."""
+    judge = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == judge:
+            time.sleep(0.25)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="judge-watch", daemon=True).start()
 
 
 def _confine(hello: dict) -> str:
@@ -72,7 +102,7 @@ class _State:
         self.device = torch.device(hello["device"])
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
-            torch.cuda.init()
+            _warm_up(torch, self.device)
         self.model = None
         self.returned: list = []  # every output handed back, kept alive: a reused one shows
         self.timing_sets: list[list] = []
@@ -183,15 +213,28 @@ class _State:
         return values
 
     def _poison_free_blocks(self) -> None:
-        """Fills the caching allocator's free memory with NaN, so a candidate that reads a block
-        it never wrote (a stale result in torch.empty's memory) reads NaN, not an answer."""
+        """Fills the caching allocator's free blocks with NaN, so a candidate that reads a block
+        it never wrote (a stale result in torch.empty's memory) reads NaN, not an answer. Block
+        by block, largest first (the allocator's best fit hands each request that block back):
+        one tensor of all the free bytes would take a new segment where the free memory is
+        split, and the pool would grow with every call."""
         torch = self.torch
         if self.device.type != "cuda":
             return
-        free = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
-        if free >= 4:
-            torch.full((free // 4,), float("nan"), device=self.device)
+        index = self.device.index if self.device.index is not None else \
+            torch.cuda.current_device()
+        sizes = sorted((block["size"] for segment in torch.cuda.memory_snapshot()
+                        if segment["device"] == index for block in segment["blocks"]
+                        if block["state"] == "inactive"), reverse=True)
+        reserved = torch.cuda.memory_reserved(self.device)
+        held = []
+        for size in sizes:
+            if size >= 4:
+                held.append(torch.full((size // 4,), float("nan"), device=self.device))
+            if torch.cuda.memory_reserved(self.device) != reserved:
+                break  # a request that did not fit a free block: the pool grew; stop there
         torch.cuda.synchronize(self.device)
+        del held
 
     def _synchronize(self) -> None:
         if self.device.type == "cuda":
