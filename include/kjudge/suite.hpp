@@ -1,0 +1,70 @@
+// Suites and their scores (`kjudge run`): a suite is a folder of problems listed by its
+// manifest.toml; samples are candidates per problem; the summary turns one result per sample into
+// what benchmark papers report (accuracy, pass@k, fast_p, mean speedups), each figure saying how
+// it was aggregated.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kj::suite {
+
+struct Entry {
+  std::string name;               // the problem's name, as the manifest lists it
+  std::filesystem::path dir;      // its folder
+  std::string category = "uncategorized";
+};
+
+struct Suite {
+  std::string name;               // the folder's name
+  std::filesystem::path dir;
+  std::vector<Entry> problems;    // in the manifest's order
+  std::vector<std::string> debug; // the manifest's `debug` subset (problem names)
+};
+
+// Reads DIR/manifest.toml: [[problem]] tables with name, path (relative to DIR) and an optional
+// category; a top-level `debug = [...]` of problem names. A SpecError names the file and field.
+Suite load_suite(const std::filesystem::path& dir);
+
+struct Sample {
+  std::string problem;  // an Entry's name
+  std::string id;       // unique within its problem
+  std::filesystem::path path;  // the candidate's file, or empty when `source` holds its text
+  std::string source;
+  nlohmann::json metadata = nlohmann::json::object(); // the generator's, carried to the results
+};
+
+// The samples in FROM: a folder with a subfolder per problem holding any number of .cu files
+// (id: the file's stem), or a JSON Lines file of {"problem", "sample_id", "source",
+// "metadata"?}. A sample of a problem the suite lacks, a duplicate id or a malformed line is a
+// SpecError naming it. Sorted by problem (the suite's order), then id.
+std::vector<Sample> load_samples(const std::filesystem::path& from, const Suite& suite);
+// Each problem's own candidates (solutions/ and traps/, ids "solutions/x", "traps/y").
+std::vector<Sample> bundled_samples(const Suite& suite);
+
+// The unbiased pass@k of n samples with c correct: 1 - C(n-c, k) / C(n, k), computed as a
+// product so large n does not overflow; none where n < k.
+std::optional<double> pass_at_k(int n, int c, int k);
+
+// What the summary needs of one sample's result (a results.jsonl line).
+struct Outcome {
+  std::string problem, sample;
+  bool compiled = false, correct = false;
+  std::optional<double> speedup;           // over the problem's reference
+  std::optional<double> baseline_speedup;  // over its baseline, where it has one
+};
+Outcome outcome_of(const nlohmann::json& result_line);
+
+// The suite's summary over every sample's outcome: per problem (samples, compiled, correct,
+// fastest correct and its speedups), per category and over the suite (accuracy, pass@1/5/10,
+// fast_p for p = 0, 1, 1.2, 2, the geometric and arithmetic mean speedups over correct samples),
+// with an "aggregation" text beside each figure.
+nlohmann::json summarize(const Suite& suite, const std::vector<Outcome>& outcomes);
+// The same as a Markdown page (summary.md).
+std::string summary_markdown(const nlohmann::json& summary);
+
+} // namespace kj::suite
