@@ -146,6 +146,36 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
                   "start each check's worker when it is needed (no worker waits ready beside "
                   "the judge)");
+  auto* run = app->add_subcommand("run", "judge every sample of a suite: pass@k, speedups");
+  RunArgs& r = into.run;
+  run->add_option("SUITE", r.suite, "a folder of problems with a manifest.toml")->required();
+  run->add_option("--samples", r.samples,
+                  "a folder with a subfolder of .cu files per problem, or a JSON Lines file "
+                  "(default: the problems' solutions/ and traps/)");
+  run->add_option("--only", r.only, "judge this problem's samples alone (repeatable)");
+  run->add_flag("--debug", r.debug, "judge the manifest's debug subset alone");
+  run->add_option("--devices", r.devices, "GPUs to spread samples over, one judge each")
+      ->delimiter(',')
+      ->check(ordinal);
+  run->add_option("--jobs", r.jobs, "judges per device, side by side; default 1")
+      ->check(CLI::Range(1, 64));
+  run->add_option("--shard", r.shard, "judge shard i of n (i/n); `kjudge merge` joins them");
+  auto* run_out = run->add_option("--out", r.out, "the result folder (default runs/SUITE-TIME)");
+  run->add_option("--resume", r.resume, "go on with a result folder: judge what it lacks")
+      ->excludes(run_out);
+  run->add_option("--backend", r.backend, "where kernels run: auto, cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  run->add_option("--cache", r.cache, "the NVRTC cache folder");
+  run->add_option("--runs", r.runs, "host backend: timed runs per case (default 10)")
+      ->check(CLI::Range(1, 1000));
+  run->add_option("--min-time", r.min_time, "GPU: seconds each timed case runs at least")
+      ->check(CLI::Range(0.0, 3600.0));
+
+  auto* merge = app->add_subcommand("merge", "join the result folders of a run's shards");
+  merge->add_option("SUITE", into.merge.suite, "the suite the shards ran")->required();
+  merge->add_option("FOLDER", into.merge.folders, "the shards' result folders")->required();
+  merge->add_option("--out", into.merge.out, "the folder to write")->required();
+
   auto* cache = app->add_subcommand("cache", "what kjudge's caches on disk hold, or empty them");
   cache->add_option("ACTION", into.cache.action, "stats or clear")
       ->required()

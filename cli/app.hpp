@@ -124,6 +124,28 @@ struct KernelbenchArgs {
   double kernelbench_tolerance = 1e-2, timeout = 60;
 };
 
+// `kjudge run SUITE` and `kjudge merge SUITE FOLDER...` (run_command.cpp).
+struct RunArgs {
+  std::string suite;
+  std::string samples;                 // empty: the problems' own solutions/ and traps/
+  std::vector<std::string> only;
+  bool debug = false;
+  std::vector<int> devices;
+  int jobs = 1;
+  std::string shard;                   // "i/n"
+  std::string out, resume;             // the result folder (default runs/<suite>-<time>)
+  std::string backend = "auto";
+  std::string cache;
+  int runs = 10;                       // the host bench's timed runs
+  double min_time = TimingOptions{}.min_time_s;
+};
+
+struct MergeArgs {
+  std::string suite;
+  std::vector<std::string> folders;
+  std::string out;
+};
+
 struct CardArgs {
   std::string problem;
   std::string backend = "auto";
@@ -143,6 +165,8 @@ struct Invocation {
   AuditArgs audit;
   CardArgs card;
   KernelbenchArgs kernelbench;
+  RunArgs run;
+  MergeArgs merge;
   std::vector<std::string> words; // the command line as given, for the Python commands
 };
 
@@ -165,6 +189,9 @@ int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err);
 int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err);
 int run_card(const CardArgs& args, std::ostream& out, std::ostream& err);
+// `kjudge run` and `kjudge merge`.
+int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
+int run_merge(const MergeArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge cache`.
 int run_cache(const CacheArgs& args, std::ostream& out, std::ostream& err);
 // Requests from `in` (standard input), answers to `out`.

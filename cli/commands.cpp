@@ -34,6 +34,8 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("bench")) return run_check(in.bench, out, err);
   if (app.got_subcommand("serve")) return run_serve(in.serve, std::cin, out, err);
   if (app.got_subcommand("cache")) return run_cache(in.cache, out, err);
+  if (app.got_subcommand("run")) return run_run(in.run, out, err);
+  if (app.got_subcommand("merge")) return run_merge(in.merge, out, err);
   if (app.got_subcommand("mutate")) return run_mutate(in.mutate, out, err);
   if (app.got_subcommand("audit")) return run_audit(in.audit, out, err);
   if (app.got_subcommand("card")) return run_card(in.card, out, err);

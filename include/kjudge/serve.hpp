@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,21 @@ private:
   ServeOptions options_;
   std::map<std::string, std::unique_ptr<CachedProblem>> problems_; // by canonical path
 };
+
+// One request of a stream: its place (0, 1, ...), the line it came from (for messages), its text.
+struct RequestLine {
+  long place = 0, line_number = 0;
+  std::string text;
+};
+
+// The engine of serve's --devices and --jobs, for callers with their own requests (`kjudge run`):
+// options.devices x options.jobs judges on threads of their own; `next` is called on this thread
+// until it gives nothing, and `answered` on a judge's thread with each request's place and
+// answer, in completion order (calls may overlap: it locks what it shares). Returns when every
+// request has its answer.
+void judge_stream(const ServeOptions& options,
+                  const std::function<std::optional<RequestLine>()>& next,
+                  const std::function<void(long place, nlohmann::json answer)>& answered);
 
 // Reads requests from `in` until it ends, answers each on `out` (one line each, flushed, in
 // the order of the requests, as soon as it and every earlier answer are ready, or as soon as it

@@ -5,11 +5,14 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kjudge/serve.hpp"
 
 namespace kj::suite {
 
@@ -66,5 +69,50 @@ Outcome outcome_of(const nlohmann::json& result_line);
 nlohmann::json summarize(const Suite& suite, const std::vector<Outcome>& outcomes);
 // The same as a Markdown page (summary.md).
 std::string summary_markdown(const nlohmann::json& summary);
+
+} // namespace kj::suite
+
+namespace kj::suite {
+
+// Which samples a run takes: --only (problem names), --debug (the manifest's subset), --shard
+// i/n (a stable split by the sample's problem and id, so n runs together take each sample once).
+struct Selection {
+  std::vector<std::string> only;
+  bool debug = false;
+  int shard_index = 0, shard_count = 1;
+};
+// The samples of `samples` the selection keeps; a name that is no problem of the suite, or a
+// --debug on a manifest without `debug`, is a SpecError.
+std::vector<Sample> select_samples(const Suite& suite, std::vector<Sample> samples,
+                                   const Selection& selection);
+
+struct RunOptions {
+  ServeOptions judge;  // backend, devices, jobs per device: serve's engine
+  int runs = 10;       // the host bench's timed runs of each case
+  TimingOptions timing;
+  // Called after each sample with (judged so far, to judge in all), from one thread at a time.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+struct RunReport {
+  std::filesystem::path dir;
+  std::size_t judged = 0;  // in this process
+  std::size_t resumed = 0; // already in results.jsonl when it started
+  nlohmann::json summary;
+};
+
+// Judges each sample (check, then bench when it passes) into DIR/results.jsonl, a line per
+// sample appended and flushed as it is judged, with its provenance; samples that already have a
+// line there for the same source are not judged again (--resume: an interrupted run loses at most
+// the samples in flight). Then the summaries: results.jsonl rewritten in the suite's order,
+// summary.json, summary.md and junit.xml.
+RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples,
+                    const std::filesystem::path& dir, const RunOptions& options);
+
+// The summaries of the result lines in the folders `from` (the shards of one run: `kjudge
+// merge`), written to `out` with their results.jsonl (a sample judged in two folders counts once,
+// its last line).
+RunReport merge_results(const Suite& suite, const std::vector<std::filesystem::path>& from,
+                        const std::filesystem::path& out);
 
 } // namespace kj::suite

@@ -253,36 +253,19 @@ void write_answer(std::ostream& out, const json& answer) {
   out << answer.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
 }
 
+} // namespace
+
 // Requests spread over `jobs` judges per device, each on its own thread (its CUDA context is
-// current there); the reader queues each request with its place in the stream, and whoever
-// finishes an answer writes it (unordered) or every answer that is ready in order from the next
-// one due. On each device checks run side by side and a bench runs alone (a shared lock for a
+// current there); `next` is read on this thread, and each judge takes the next request when it
+// is free. On each device checks run side by side and a bench runs alone (a shared lock for a
 // check, an exclusive one for a bench), so no neighbour's kernels land in its timings.
-int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& options) {
-  struct Request {
-    long place = 0, line_number = 0;
-    std::string line;
-  };
+void judge_stream(const ServeOptions& options,
+                  const std::function<std::optional<RequestLine>()>& next,
+                  const std::function<void(long place, json answer)>& answered) {
   std::mutex mutex;
   std::condition_variable more;
-  std::deque<Request> queue;
+  std::deque<RequestLine> queue;
   bool input_ended = false;
-  std::map<long, json> ready;
-  long next_due = 0;
-
-  auto finished = [&](long place, json answer) {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (options.unordered) {
-      write_answer(out, answer);
-      return;
-    }
-    ready.emplace(place, std::move(answer));
-    for (auto it = ready.find(next_due); it != ready.end(); it = ready.find(next_due)) {
-      write_answer(out, it->second);
-      ready.erase(it);
-      ++next_due;
-    }
-  };
   const std::vector<int> devices =
       options.devices.empty() ? std::vector<int>{options.defaults.device} : options.devices;
   const int jobs = std::max(1, options.jobs);
@@ -300,7 +283,7 @@ int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& 
         own.defaults.device = device;
         Judge judge(std::move(own));
         for (;;) {
-          Request r;
+          RequestLine r;
           {
             std::unique_lock<std::mutex> lock(mutex);
             more.wait(lock, [&] { return !queue.empty() || input_ended; });
@@ -308,16 +291,13 @@ int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& 
             r = std::move(queue.front());
             queue.pop_front();
           }
-          finished(r.place, answer_to(judge, r.line, r.line_number, turn));
+          answered(r.place, answer_to(judge, r.text, r.line_number, turn));
         }
       });
-  std::string line;
-  long place = 0;
-  for (long number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  while (auto request = next()) {
     {
       const std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back({place++, number, std::move(line)});
+      queue.push_back(std::move(*request));
     }
     more.notify_one();
   }
@@ -328,6 +308,39 @@ int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& 
   more.notify_all();
   for (auto& t : judges)
     t.join();
+}
+
+namespace {
+
+// Whoever finishes an answer writes it (unordered) or every answer that is ready in order from
+// the next one due.
+int serve_concurrently(std::istream& in, std::ostream& out, const ServeOptions& options) {
+  std::mutex mutex;
+  std::map<long, json> ready;
+  long next_due = 0, place = 0, number = 0;
+  std::string line;
+  auto next = [&]() -> std::optional<RequestLine> {
+    while (std::getline(in, line)) {
+      ++number;
+      if (line.find_first_not_of(" \t\r") != std::string::npos)
+        return RequestLine{place++, number, std::move(line)};
+    }
+    return std::nullopt;
+  };
+  auto answered = [&](long at, json answer) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (options.unordered) {
+      write_answer(out, answer);
+      return;
+    }
+    ready.emplace(at, std::move(answer));
+    for (auto it = ready.find(next_due); it != ready.end(); it = ready.find(next_due)) {
+      write_answer(out, it->second);
+      ready.erase(it);
+      ++next_due;
+    }
+  };
+  judge_stream(options, next, answered);
   return 0;
 }
 

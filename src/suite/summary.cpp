@@ -129,8 +129,7 @@ json aggregate(const std::vector<const ProblemTally*>& problems) {
   }
   const Means m = means_of(speedups);
   return {
-      {"problems", problems.size()},
-      {"problems_with_samples", with_samples},
+      {"problems", with_samples},
       {"accuracy", with_samples ? json(double(solved) / with_samples) : json(nullptr)},
       {"pass_at_k", pass_at_ks(problems)},
       {"fast_p", fast},
@@ -144,7 +143,7 @@ json aggregate(const std::vector<const ProblemTally*>& problems) {
         {"fast_p", fmt::format("problems whose fastest correct sample is faster than p times the "
                                "baseline where the problem has one ({} of {}), else the "
                                "reference / problems with samples",
-                               baselined, problems.size())},
+                               baselined, with_samples)},
         {"speedup_geometric_mean", "geometric mean over every correct, timed sample of "
                                    "reference time / sample time"},
         {"speedup_arithmetic_mean", "arithmetic mean over the same samples (labelled: it "
@@ -168,8 +167,12 @@ json summarize(const Suite& suite, const std::vector<Outcome>& outcomes) {
   const std::vector<ProblemTally> tallies = tally(suite, outcomes);
   std::vector<const ProblemTally*> all;
   std::map<std::string, std::vector<const ProblemTally*>> by_category;
-  json problems = json::array();
+  json problems = json::array(), without = json::array();
   for (const ProblemTally& t : tallies) {
+    if (t.samples == 0) { // not in this run (--only, a shard) or no samples given for it
+      without.push_back(t.name);
+      continue;
+    }
     all.push_back(&t);
     by_category[t.category].push_back(&t);
     problems.push_back({{"problem", t.name},
@@ -187,6 +190,7 @@ json summarize(const Suite& suite, const std::vector<Outcome>& outcomes) {
   return {{"schema_version", 1},
           {"suite", suite.name},
           {"samples", outcomes.size()},
+          {"problems_without_samples", without},
           {"suite_figures", aggregate(all)},
           {"categories", categories},
           {"problems", problems}};
@@ -206,6 +210,12 @@ std::string summary_markdown(const json& summary) {
   const json& s = summary["suite_figures"];
   std::string md = fmt::format("# {}: {} samples over {} problems\n\n", summary["suite"].get<std::string>(),
                                summary["samples"].get<std::size_t>(), s["problems"].get<std::size_t>());
+  if (!summary["problems_without_samples"].empty()) {
+    std::string names;
+    for (const json& n : summary["problems_without_samples"])
+      names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    md += fmt::format("Problems without samples in this run (not counted): {}.\n\n", names);
+  }
   md += "| figure | value | how |\n|---|---|---|\n";
   md += fmt::format("| accuracy | {} | {} |\n", cell(s["accuracy"]), s["aggregation"]["accuracy"].get<std::string>());
   for (const auto& [k, v] : s["pass_at_k"].items())

@@ -43,7 +43,8 @@ TEST(Help, EveryCommandHasASectionAndEverySectionACommand) {
   EXPECT_EQ(registered, documented);
   EXPECT_EQ(registered,
             (std::set<std::string>{"validate", "export", "cases", "compare", "check", "bench", "serve",
-                                   "cache", "mutate", "audit", "card", "kernelbench"}));
+                                   "cache", "mutate", "audit", "card", "kernelbench", "run",
+                                   "merge"}));
 }
 
 TEST(Help, EveryOptionIsNamedInItsSection) {

@@ -1,0 +1,93 @@
+// `kjudge run` and `kjudge merge`: the suite library (kjudge/suite.hpp) with its folder named,
+// a progress line on a terminal, and the summary's Markdown on standard output.
+#include <unistd.h>
+
+#include <chrono>
+#include <ostream>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "app.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/suite.hpp"
+
+namespace kj::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+suite::Selection selection_of(const RunArgs& a) {
+  suite::Selection s;
+  s.only = a.only;
+  s.debug = a.debug;
+  if (!a.shard.empty()) {
+    int i = -1, n = 0;
+    char slash = 0, extra = 0;
+    if (std::sscanf(a.shard.c_str(), "%d%c%d%c", &i, &slash, &n, &extra) != 3 || slash != '/')
+      throw SpecError({"--shard", "", 0, 0}, fmt::format("'{}': give i/n, e.g. 0/4", a.shard));
+    s.shard_index = i;
+    s.shard_count = n;
+  }
+  return s;
+}
+
+fs::path result_folder(const RunArgs& a, const suite::Suite& s) {
+  if (!a.resume.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(a.resume, ec))
+      throw SpecError({a.resume, "--resume", 0, 0}, "no such result folder");
+    return a.resume;
+  }
+  if (!a.out.empty()) return a.out;
+  return fs::path("runs") / fmt::format("{}-{:%Y%m%d-%H%M%S}", s.name,
+                                        fmt::gmtime(std::chrono::system_clock::now()));
+}
+
+} // namespace
+
+int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
+  const suite::Suite s = suite::load_suite(a.suite);
+  std::vector<suite::Sample> samples =
+      a.samples.empty() ? suite::bundled_samples(s) : suite::load_samples(a.samples, s);
+  samples = suite::select_samples(s, std::move(samples), selection_of(a));
+  suite::RunOptions o;
+  o.judge.defaults.backend = parse_backend(a.backend).value_or(Backend::automatic);
+  o.judge.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
+  o.judge.defaults.case_cache_dir = case_cache_dir_of("");
+  o.judge.defaults.self_exe = self_executable();
+  o.judge.devices = a.devices;
+  o.judge.jobs = a.jobs;
+  o.runs = a.runs;
+  o.timing.min_time_s = a.min_time;
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  const auto began = std::chrono::steady_clock::now();
+  o.progress = [&](std::size_t done, std::size_t total) {
+    if (!terminal) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const double eta = done ? elapsed / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+    err << fmt::format("\r{}/{} samples judged, {:.0f} s, about {:.0f} s left ", done, total,
+                       elapsed, eta)
+        << std::flush;
+  };
+  const fs::path dir = result_folder(a, s);
+  const suite::RunReport report = suite::run_suite(s, samples, dir, o);
+  if (terminal) err << "\n";
+  out << suite::summary_markdown(report.summary);
+  out << fmt::format("\n{} samples judged, {} already in {}; results.jsonl, summary.json, "
+                     "summary.md and junit.xml there\n",
+                     report.judged, report.resumed, dir.string());
+  return 0;
+}
+
+int run_merge(const MergeArgs& a, std::ostream& out, std::ostream&) {
+  const suite::Suite s = suite::load_suite(a.suite);
+  std::vector<fs::path> from(a.folders.begin(), a.folders.end());
+  const suite::RunReport report = suite::merge_results(s, from, a.out);
+  out << suite::summary_markdown(report.summary);
+  out << fmt::format("\nmerged {} folders into {}\n", from.size(), a.out);
+  return 0;
+}
+
+} // namespace kj::cli

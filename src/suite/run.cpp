@@ -1,0 +1,294 @@
+// kj::suite::run_suite and merge_results (kjudge/suite.hpp): samples turned into bench
+// requests for serve's engine, each answer into one results.jsonl line (appended and flushed, so
+// a killed run keeps what it judged), then the files a reader opens: results.jsonl in the
+// suite's order, summary.json, summary.md, junit.xml.
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "kjudge/error.hpp"
+#include "kjudge/sha256.hpp"
+#include "kjudge/suite.hpp"
+
+namespace kj::suite {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+std::string source_of(const Sample& s) {
+  if (s.path.empty()) return s.source;
+  std::ifstream in(s.path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string key_of(const std::string& problem, const std::string& sample) {
+  return problem + "\n" + sample;
+}
+
+std::string dump_line(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + '\n';
+}
+
+// Every complete line of DIR/results.jsonl, by sample (the last line of a sample wins); a line
+// cut off by a kill (no newline, or not JSON) is dropped.
+std::map<std::string, json> read_results(const fs::path& dir) {
+  std::map<std::string, json> lines;
+  std::ifstream in(dir / "results.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break; // no newline after it: cut off
+    try {
+      json j = json::parse(line);
+      // The key first: json's assignment takes its operand by value, moved from before the
+      // left side is evaluated.
+      const std::string key = key_of(j.value("problem", ""), j.value("sample", ""));
+      lines[key] = std::move(j);
+    } catch (const json::parse_error&) {
+    }
+  }
+  return lines;
+}
+
+// A sample's results line from serve's answer: what the summary reads, with provenance.
+json result_line(const Sample& s, const Entry& e, const std::string& sha, const json& answer,
+                 double seconds) {
+  json line = {{"problem", s.problem}, {"sample", s.id}, {"category", e.category},
+               {"source_sha256", sha}, {"metadata", s.metadata}};
+  const std::string stamp = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                                        fmt::gmtime(std::chrono::system_clock::now()));
+  if (answer.contains("error")) { // the problem does not load: the suite's fault, never scored
+    line.update({{"outcome", "ERROR"}, {"reason", answer["error"].value("kind", "internal")},
+                 {"message", answer["error"].value("message", "")}, {"compiled", false},
+                 {"correct", false}, {"speedup", nullptr}, {"baseline_speedup", nullptr}});
+  } else {
+    const json& v = answer["verdict"];
+    std::string message = v.value("message", "");
+    if (message.size() > 600) message = message.substr(0, 600) + "...";
+    line.update({{"outcome", v["outcome"]}, {"reason", v["reason"]}, {"message", message},
+                 {"compiled", v["compiled"]}, {"correct", v["correctness"]},
+                 {"runtime_ms", v["runtime"]}, {"ref_runtime_ms", v["ref_runtime"]},
+                 {"speedup", v["speedup"]}, {"baseline_speedup", v["baseline_speedup"]},
+                 {"timer", v["timer"]}, {"hardware", v["metadata"]["hardware"]},
+                 {"backend", v["metadata"]["backend"]},
+                 {"problem_hash", v["manifest"].value("problem_hash", "")},
+                 {"kjudge_version", v["manifest"].value("kjudge_version", "")}});
+  }
+  line["seconds"] = seconds;
+  line["judged_at"] = stamp;
+  return line;
+}
+
+json request_for(const Sample& s, const Entry& e, long place, const RunOptions& o) {
+  json r = {{"id", place}, {"op", "bench"}, {"problem", e.dir.string()}, {"runs", o.runs},
+            {"min_time", o.timing.min_time_s}, {"max_time", o.timing.max_time_s}};
+  if (s.path.empty()) {
+    r["source"] = s.source;
+    r["name"] = s.id + ".cu";
+  } else {
+    r["candidate"] = s.path.string();
+  }
+  return r;
+}
+
+std::string xml_escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default:
+      if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
+    }
+  }
+  return out;
+}
+
+std::string junit_xml(const std::string& suite, const std::vector<json>& lines) {
+  std::size_t failures = 0, errors = 0;
+  std::string cases;
+  for (const json& l : lines) {
+    const std::string outcome = l.value("outcome", "ERROR");
+    cases += fmt::format("  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">",
+                         xml_escaped(l.value("problem", "")), xml_escaped(l.value("sample", "")),
+                         l.value("seconds", 0.0));
+    const std::string what = xml_escaped(l.value("reason", "") + ": " + l.value("message", ""));
+    if (outcome == "FAIL") {
+      ++failures;
+      cases += fmt::format("<failure message=\"{}\"/>", what);
+    } else if (outcome != "PASS") {
+      ++errors;
+      cases += fmt::format("<error message=\"{}\"/>", what);
+    }
+    cases += "</testcase>\n";
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" "
+                     "tests=\"{}\" failures=\"{}\" errors=\"{}\">\n{}</testsuite>\n",
+                     xml_escaped(suite), lines.size(), failures, errors, cases);
+}
+
+void write_file(const fs::path& file, const std::string& text) {
+  std::ofstream f(file, std::ios::binary);
+  f << text;
+  if (!f) throw SpecError({file.string(), "", 0, 0}, "cannot write the file");
+}
+
+// results.jsonl rewritten in the suite's order (problem, then sample), and the summaries.
+RunReport write_summaries(const Suite& suite, const std::map<std::string, json>& by_key,
+                          const fs::path& dir) {
+  std::map<std::string, std::size_t> rank;
+  for (std::size_t i = 0; i < suite.problems.size(); ++i) rank[suite.problems[i].name] = i;
+  std::vector<json> lines;
+  for (const auto& [key, line] : by_key)
+    if (rank.contains(line.value("problem", ""))) lines.push_back(line);
+  std::sort(lines.begin(), lines.end(), [&](const json& a, const json& b) {
+    return std::pair(rank[a["problem"]], a["sample"].get<std::string>()) <
+           std::pair(rank[b["problem"]], b["sample"].get<std::string>());
+  });
+  std::string text;
+  std::vector<Outcome> outcomes;
+  for (const json& l : lines) {
+    text += dump_line(l);
+    outcomes.push_back(outcome_of(l));
+  }
+  write_file(dir / "results.jsonl.tmp", text);
+  fs::rename(dir / "results.jsonl.tmp", dir / "results.jsonl");
+  RunReport report;
+  report.dir = dir;
+  report.summary = summarize(suite, outcomes);
+  write_file(dir / "summary.json", report.summary.dump(1) + "\n");
+  write_file(dir / "summary.md", summary_markdown(report.summary));
+  write_file(dir / "junit.xml", junit_xml(suite.name, lines));
+  return report;
+}
+
+} // namespace
+
+std::vector<Sample> select_samples(const Suite& suite, std::vector<Sample> samples,
+                                   const Selection& sel) {
+  std::set<std::string> keep;
+  for (const std::string& name : sel.only) {
+    if (std::none_of(suite.problems.begin(), suite.problems.end(),
+                     [&](const Entry& e) { return e.name == name; }))
+      throw SpecError({"--only", "", 0, 0}, fmt::format("no problem '{}' in suite {}", name, suite.name));
+    keep.insert(name);
+  }
+  if (sel.debug) {
+    if (suite.debug.empty())
+      throw SpecError({(suite.dir / "manifest.toml").string(), "debug", 0, 0},
+                      "--debug: the manifest names no debug subset");
+    keep.insert(suite.debug.begin(), suite.debug.end());
+  }
+  if (sel.shard_count < 1 || sel.shard_index < 0 || sel.shard_index >= sel.shard_count)
+    throw SpecError({"--shard", "", 0, 0}, "give i/n with 0 <= i < n");
+  std::vector<Sample> kept;
+  for (Sample& s : samples) {
+    if (!keep.empty() && !keep.contains(s.problem)) continue;
+    if (fnv1a(key_of(s.problem, s.id)) % static_cast<std::uint64_t>(sel.shard_count) !=
+        static_cast<std::uint64_t>(sel.shard_index))
+      continue;
+    kept.push_back(std::move(s));
+  }
+  return kept;
+}
+
+RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples, const fs::path& dir,
+                    const RunOptions& options) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw SpecError({dir.string(), "", 0, 0}, "cannot create the result folder");
+  std::map<std::string, json> by_key = read_results(dir);
+  std::map<std::string, const Entry*> entries;
+  for (const Entry& e : suite.problems) entries[e.name] = &e;
+
+  // What is left to judge: samples without a line for their current source.
+  struct Pending {
+    const Sample* sample;
+    std::string sha;
+  };
+  std::vector<Pending> pending;
+  RunReport report;
+  for (const Sample& s : samples) {
+    std::string sha = sha256_hex(source_of(s));
+    const auto it = by_key.find(key_of(s.problem, s.id));
+    if (it != by_key.end() && it->second.value("source_sha256", "") == sha) {
+      ++report.resumed;
+      continue;
+    }
+    pending.push_back({&s, std::move(sha)});
+  }
+  {
+    // Lines are appended as answers come; the file is reopened in append mode, after a cut-off
+    // last line was dropped by rewriting what was read.
+    std::string kept;
+    for (const auto& [key, line] : by_key) kept += dump_line(line);
+    write_file(dir / "results.jsonl", kept);
+  }
+  std::ofstream log(dir / "results.jsonl", std::ios::app | std::ios::binary);
+  std::mutex mutex;
+  std::size_t next = 0;
+  std::vector<std::chrono::steady_clock::time_point> started(pending.size());
+  auto next_request = [&]() -> std::optional<RequestLine> {
+    if (next == pending.size()) return std::nullopt;
+    const std::size_t i = next++;
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      started[i] = std::chrono::steady_clock::now();
+    }
+    const Pending& p = pending[i];
+    return RequestLine{static_cast<long>(i), static_cast<long>(i + 1),
+                       request_for(*p.sample, *entries.at(p.sample->problem), static_cast<long>(i),
+                                   options).dump()};
+  };
+  auto answered = [&](long place, json answer) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const Pending& p = pending[static_cast<std::size_t>(place)];
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                         started[static_cast<std::size_t>(place)])
+                               .count();
+    json line = result_line(*p.sample, *entries.at(p.sample->problem), p.sha, answer, seconds);
+    log << dump_line(line) << std::flush;
+    by_key[key_of(p.sample->problem, p.sample->id)] = std::move(line);
+    ++report.judged;
+    if (options.progress) options.progress(report.judged, pending.size());
+  };
+  judge_stream(options.judge, next_request, answered);
+  log.close();
+  RunReport written = write_summaries(suite, by_key, dir);
+  written.judged = report.judged;
+  written.resumed = report.resumed;
+  return written;
+}
+
+RunReport merge_results(const Suite& suite, const std::vector<fs::path>& from, const fs::path& out) {
+  std::map<std::string, json> by_key;
+  for (const fs::path& dir : from) {
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / "results.jsonl", ec))
+      throw SpecError({dir.string(), "", 0, 0}, "no results.jsonl in this folder");
+    for (auto& [key, line] : read_results(dir)) by_key[key] = std::move(line);
+  }
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw SpecError({out.string(), "", 0, 0}, "cannot create the folder");
+  return write_summaries(suite, by_key, out);
+}
+
+} // namespace kj::suite
