@@ -76,7 +76,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   if (terminal) err << "\n";
   out << suite::summary_markdown(report.summary);
   out << fmt::format("\n{} samples judged, {} already in {}; results.jsonl, summary.json, "
-                     "summary.md and junit.xml there\n",
+                     "summary.md, junit.xml and report.html there\n",
                      report.judged, report.resumed, dir.string());
   return 0;
 }

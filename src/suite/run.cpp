@@ -15,11 +15,29 @@
 #include "kjudge/error.hpp"
 #include "kjudge/sha256.hpp"
 #include "kjudge/suite.hpp"
+#include "suite/suite_internal.hpp"
 
 namespace kj::suite {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+using detail::xml_escaped;
+
+std::string detail::xml_escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default:
+      if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
+    }
+  }
+  return out;
+}
 
 namespace {
 
@@ -106,21 +124,6 @@ json request_for(const Sample& s, const Entry& e, long place, const RunOptions& 
   return r;
 }
 
-std::string xml_escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default:
-      if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
-    }
-  }
-  return out;
-}
-
 std::string junit_xml(const std::string& suite, const std::vector<json>& lines) {
   std::size_t failures = 0, errors = 0;
   std::string cases;
@@ -176,6 +179,7 @@ RunReport write_summaries(const Suite& suite, const std::map<std::string, json>&
   write_file(dir / "summary.json", report.summary.dump(1) + "\n");
   write_file(dir / "summary.md", summary_markdown(report.summary));
   write_file(dir / "junit.xml", junit_xml(suite.name, lines));
+  write_file(dir / "report.html", detail::run_html(report.summary, lines));
   return report;
 }
 

@@ -73,7 +73,7 @@ TEST(Run, JudgesResumesAndMerges) {
   EXPECT_EQ(lines[2]["outcome"], "FAIL");
   EXPECT_EQ(first.summary["suite_figures"]["accuracy"], 1.0);
   EXPECT_DOUBLE_EQ(first.summary["suite_figures"]["pass_at_k"]["pass@1"].get<double>(), 2.0 / 3.0);
-  for (const char* f : {"summary.json", "summary.md", "junit.xml"})
+  for (const char* f : {"summary.json", "summary.md", "junit.xml", "report.html"})
     EXPECT_TRUE(fs::exists(whole / f)) << f;
 
   // Interrupted: the first line kept, the second cut off mid-write, the third never written.
