@@ -170,6 +170,11 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
       ->check(CLI::Range(1, 1000));
   run->add_option("--min-time", r.min_time, "GPU: seconds each timed case runs at least")
       ->check(CLI::Range(0.0, 3600.0));
+  auto* ray = run->add_option("--ray", r.ray,
+                              "judge on a Ray cluster at ADDRESS (local: one started here)");
+  run->add_option("--actors", r.actors, "Ray: judges in the cluster (default one per GPU, else 2)")
+      ->check(CLI::Range(1, 4096))
+      ->needs(ray);
 
   auto* merge = app->add_subcommand("merge", "join the result folders of a run's shards");
   merge->add_option("SUITE", into.merge.suite, "the suite the shards ran")->required();

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ostream>
 
 #include <fmt/chrono.h>
@@ -59,6 +60,12 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   o.judge.defaults.self_exe = self_executable();
   o.judge.devices = a.devices;
   o.judge.jobs = a.jobs;
+  if (!a.ray.empty()) {
+    const char* python = std::getenv("KJUDGE_PYTHON");
+    o.judge_command = {python && *python ? python : "python3", "-m", "kjudge.ray", "--address",
+                       a.ray, "--backend", a.backend, "--kjudge", self_executable().string()};
+    if (a.actors > 0) o.judge_command.insert(o.judge_command.end(), {"--actors", std::to_string(a.actors)});
+  }
   o.runs = a.runs;
   o.timing.min_time_s = a.min_time;
   const bool terminal = ::isatty(STDERR_FILENO) == 1;

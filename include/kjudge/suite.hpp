@@ -90,6 +90,10 @@ struct RunOptions {
   ServeOptions judge;  // backend, devices, jobs per device: serve's engine
   int runs = 10;       // the host bench's timed runs of each case
   TimingOptions timing;
+  // When set, the samples are judged by this command instead of in this process: a program that
+  // speaks serve's protocol on its standard input and output, answers in any order (`python -m
+  // kjudge.ray`: a Ray cluster's judges).
+  std::vector<std::string> judge_command;
   // Called after each sample with (judged so far, to judge in all), from one thread at a time.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -2,8 +2,14 @@
 // requests for serve's engine, each answer into one results.jsonl line (appended and flushed, so
 // a killed run keeps what it judged), then the files a reader opens: results.jsonl in the
 // suite's order, summary.json, summary.md, junit.xml.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <thread>
 #include <map>
 #include <mutex>
 #include <set>
@@ -16,6 +22,8 @@
 #include "kjudge/sha256.hpp"
 #include "kjudge/suite.hpp"
 #include "suite/suite_internal.hpp"
+
+extern char** environ;
 
 namespace kj::suite {
 
@@ -183,6 +191,76 @@ RunReport write_summaries(const Suite& suite, const std::map<std::string, json>&
   return report;
 }
 
+// judge_stream's contract through a child that speaks serve's protocol (RunOptions::
+// judge_command): requests written to its input on a thread of their own, answers read here and
+// matched to their request by id. A child that ends before answering everything is an error;
+// what was answered is kept (a resume judges the rest).
+void judge_through_process(const std::vector<std::string>& command,
+                           const std::function<std::optional<RequestLine>()>& next,
+                           const std::function<void(long, json)>& answered) {
+  int to_child[2], from_child[2];
+  if (::pipe(to_child) != 0 || ::pipe(from_child) != 0)
+    throw InternalError("cannot make the pipes to the judge command");
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
+  ::posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
+  ::posix_spawn_file_actions_addclose(&actions, to_child[1]);
+  ::posix_spawn_file_actions_addclose(&actions, from_child[0]);
+  std::vector<std::string> args = command;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t child = 0;
+  const int spawned = ::posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  if (spawned != 0) {
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    throw SpecError({command[0], "", 0, 0}, "cannot start the judge command");
+  }
+  std::size_t sent = 0;
+  std::thread writer([&] {
+    FILE* out = ::fdopen(to_child[1], "w");
+    while (auto r = next()) {
+      const std::string line = r->text + "\n";
+      if (std::fwrite(line.data(), 1, line.size(), out) != line.size() || std::fflush(out) != 0)
+        break; // the child is gone; the reader says so
+      ++sent;
+    }
+    std::fclose(out);
+  });
+  FILE* in = ::fdopen(from_child[0], "r");
+  std::size_t received = 0;
+  std::string line;
+  for (int c; (c = std::fgetc(in)) != EOF;) {
+    if (c != '\n') {
+      line += static_cast<char>(c);
+      continue;
+    }
+    try {
+      json answer = json::parse(line);
+      const long place = answer.at("id").get<long>();
+      ++received;
+      answered(place, std::move(answer));
+    } catch (const json::exception&) {
+      // not an answer (a line the child printed): ignored
+    }
+    line.clear();
+  }
+  std::fclose(in);
+  writer.join();
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+  }
+  if (received < sent)
+    throw InternalError(fmt::format("the judge command ({}) ended after {} of {} answers; the "
+                                    "result folder keeps them: --resume it",
+                                    command[0], received, sent));
+}
+
 } // namespace
 
 std::vector<Sample> select_samples(const Suite& suite, std::vector<Sample> samples,
@@ -273,7 +351,10 @@ RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples, cons
     ++report.judged;
     if (options.progress) options.progress(report.judged, pending.size());
   };
-  judge_stream(options.judge, next_request, answered);
+  if (options.judge_command.empty())
+    judge_stream(options.judge, next_request, answered);
+  else
+    judge_through_process(options.judge_command, next_request, answered);
   log.close();
   RunReport written = write_summaries(suite, by_key, dir);
   written.judged = report.judged;

@@ -1,0 +1,64 @@
+"""kjudge.ray on a local Ray cluster (127.0.0.1, no dashboard) of host-backend judges: a suite's
+run through it gives the results of a run in one process, and an actor killed mid-run loses no
+request and answers none twice. Skipped where ray is not installed."""
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from kjudge import ray as kjudge_ray  # noqa: E402
+from kjudge.judge import find_binary  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+VARYING = {"seconds", "judged_at", "runtime_ms", "ref_runtime_ms", "speedup", "baseline_speedup"}
+
+
+def steady(folder: Path) -> list[dict]:
+    return [{k: v for k, v in json.loads(line).items() if k not in VARYING}
+            for line in (folder / "results.jsonl").read_text().splitlines()]
+
+
+def kjudge_run(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [find_binary(), "run", str(ROOT / "problems"), "--only", "vector_add",
+               "--backend", "host", "--runs", "1", "--out", str(out), *extra]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "KJUDGE_PYTHON": sys.executable})
+
+
+def test_a_run_on_a_local_cluster_gives_the_results_of_a_run_here(tmp_path):
+    here = kjudge_run(tmp_path / "here")
+    on_ray = kjudge_run(tmp_path / "ray", "--ray", "local", "--actors", "2")
+    assert here.returncode == 0, here.stderr
+    assert on_ray.returncode == 0, on_ray.stderr
+    assert "12 samples judged" in on_ray.stdout
+    assert steady(tmp_path / "ray") == steady(tmp_path / "here")
+
+
+def test_an_actor_killed_mid_run_loses_nothing_and_repeats_nothing():
+    problem = str(ROOT / "problems" / "vector_add")
+    candidate = str(ROOT / "problems" / "vector_add" / "solutions" / "basic.cu")
+    requests = [json.dumps({"id": i, "op": "check", "problem": problem, "candidate": candidate,
+                            "backend": "host"}) for i in range(8)]
+    kjudge_ray.connect("local")
+    try:
+        judge = kjudge_ray.RayJudge(2, find_binary(), "host")
+        victim = ray.get(judge.actors[0].pid.remote())
+        answers = []
+
+        def write(line: str) -> None:
+            answers.append(json.loads(line))
+            if len(answers) == 2:
+                os.kill(victim, signal.SIGKILL)  # its in-flight and queued tasks are retried
+
+        assert kjudge_ray.serve_stream(judge, requests, write) == 8
+        assert sorted(a["id"] for a in answers) == list(range(8))
+        assert all(a["verdict"]["outcome"] == "PASS" for a in answers), answers
+        assert ray.get(judge.actors[0].pid.remote()) != victim  # restarted by Ray
+    finally:
+        ray.shutdown()
