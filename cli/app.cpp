@@ -143,6 +143,14 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                   "answer each request when it is ready, not in request order (ids say which)");
   serve->add_flag("--allow-loosen", into.serve.allow_loosen,
                   "judge problems whose policy is looser than their card.toml records");
+  auto* http = serve->add_option("--http", into.serve.http,
+                                 "serve over HTTP on [HOST:]PORT (host default 127.0.0.1)");
+  serve->add_option("--token-file", into.serve.token_file,
+                    "HTTP: the bearer token every request must carry (needed off loopback)")
+      ->needs(http);
+  serve->add_option("--max-idle", into.serve.max_idle, "HTTP: stop after S seconds without a request")
+      ->check(CLI::Range(0.0, 1e9))
+      ->needs(http);
   serve->add_flag("--no-spare-workers", into.serve.no_spare_workers,
                   "start each check's worker when it is needed (no worker waits ready beside "
                   "the judge)");

@@ -77,6 +77,9 @@ struct ServeArgs {
   bool unordered = false;               // answers as they are ready
   bool allow_loosen = false;            // serve problems whose policy is looser than their card
   std::string secret_file;              // empty: $KJUDGE_SECRET
+  std::string http;                     // [HOST:]PORT: serve over HTTP instead of stdin/stdout
+  std::string token_file;               // --http: the bearer token requests must carry
+  double max_idle = 0;                  // --http: stop after this many idle seconds (0: never)
 };
 
 // `kjudge cache stats|clear`: the NVRTC cache's and the case cache's folders.

@@ -146,7 +146,39 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   return static_cast<int>(verdict.exit_code());
 }
 
-int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostream&) {
+namespace {
+
+// --http's [HOST:]PORT ([::1]:PORT for IPv6) and the token file's first line.
+HttpOptions http_options(const ServeArgs& a, std::ostream& err) {
+  HttpOptions h;
+  std::string port = a.http;
+  if (const auto colon = a.http.rfind(':'); colon != std::string::npos) {
+    h.host = a.http.substr(0, colon);
+    if (h.host.size() > 1 && h.host.front() == '[' && h.host.back() == ']')
+      h.host = h.host.substr(1, h.host.size() - 2);
+    port = a.http.substr(colon + 1);
+  }
+  char* end = nullptr;
+  const long n = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || n < 0 || n > 65535 || h.host.empty())
+    throw SpecError({"--http", "", 0, 0}, fmt::format("'{}': give [HOST:]PORT, PORT 0 to 65535", a.http));
+  h.port = static_cast<int>(n);
+  if (!a.token_file.empty()) {
+    std::ifstream f(a.token_file);
+    if (!f || !std::getline(f, h.token) || h.token.size() < 16)
+      throw SpecError({a.token_file, "--token-file", 0, 0},
+                      "cannot read a token of at least 16 characters from its first line");
+  }
+  h.max_idle_s = a.max_idle;
+  h.listening = [&err, host = h.host](int bound) {
+    err << fmt::format("kjudge serve: listening on http://{}:{}\n", host, bound) << std::flush;
+  };
+  return h;
+}
+
+} // namespace
+
+int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostream& err) {
   refuse_silent_test_switches(false, "serve");
   allow_test_switches(false);
   ServeOptions options;
@@ -163,7 +195,8 @@ int run_serve(const ServeArgs& a, std::istream& in, std::ostream& out, std::ostr
   options.jobs = a.jobs;
   options.unordered = a.unordered;
   options.allow_loosen = a.allow_loosen;
-  return serve(in, out, std::move(options));
+  if (a.http.empty()) return serve(in, out, std::move(options));
+  return serve_http(http_options(a, err), options);
 }
 
 } // namespace kj::cli

@@ -16,6 +16,14 @@ if(NOT CLI11_FOUND)
   add_library(CLI11::CLI11 INTERFACE IMPORTED)
   target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
 endif()
+# cpp-httplib (Debian's compiled library; its .pc names /usr, so found by path, which works in
+# a prefix of unpacked .debs too) for `serve --http`, with the features it was built with.
+find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
+find_library(HTTPLIB_LIBRARY cpp-httplib REQUIRED)
+add_library(httplib::httplib UNKNOWN IMPORTED)
+set_target_properties(httplib::httplib PROPERTIES IMPORTED_LOCATION ${HTTPLIB_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${HTTPLIB_INCLUDE_DIR}
+  INTERFACE_COMPILE_DEFINITIONS "CPPHTTPLIB_OPENSSL_SUPPORT;CPPHTTPLIB_ZLIB_SUPPORT;CPPHTTPLIB_BROTLI_SUPPORT")
 if(KJUDGE_TESTS)
   find_package(GTest REQUIRED)
 endif()

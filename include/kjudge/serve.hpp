@@ -84,6 +84,24 @@ struct RequestLine {
   std::string text;
 };
 
+// The judges of serve's --devices and --jobs: options.devices x options.jobs judges on threads
+// of their own, each taking the next queued request when it is free. `serve --http` submits each
+// request as it arrives; judge_stream a whole stream.
+class JudgePool {
+public:
+  explicit JudgePool(const ServeOptions& options);
+  // Judges everything submitted, then ends the judges' threads.
+  ~JudgePool();
+  JudgePool(const JudgePool&) = delete;
+  JudgePool& operator=(const JudgePool&) = delete;
+  // Queues one request; `done(place, answer)` is called on a judge's thread once it is judged.
+  void submit(RequestLine request, std::function<void(long, nlohmann::json)> done);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // The engine of serve's --devices and --jobs, for callers with their own requests (`kjudge run`):
 // options.devices x options.jobs judges on threads of their own; `next` is called on this thread
 // until it gives nothing, and `answered` on a judge's thread with each request's place and
@@ -99,5 +117,20 @@ void judge_stream(const ServeOptions& options,
 // naming the line. Blank lines are skipped. With several ServeOptions::devices or jobs,
 // requests are judged concurrently, `jobs` judges per device. Returns 0.
 int serve(std::istream& in, std::ostream& out, ServeOptions options);
+
+// `kjudge serve --http`: POST /v1/judge takes one request object (or an array of them, judged
+// side by side) and answers as the JSON Lines protocol does; GET /v1/health and /v1/metrics
+// (Prometheus text). Bound to 127.0.0.1 unless told; another address needs a token, which every
+// request but /v1/health must then carry as "Authorization: Bearer TOKEN".
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;               // 0: any free port (`listening` is told which)
+  std::string token;             // empty: none required (loopback only)
+  double max_idle_s = 0;         // > 0: stop after this long without a request
+  std::function<void(int port)> listening;
+};
+// Serves until stopped (max_idle_s) and returns 0; a non-loopback address without a token or a
+// port it cannot bind is a SpecError.
+int serve_http(const HttpOptions& http, const ServeOptions& options);
 
 } // namespace kj

@@ -255,60 +255,79 @@ void write_answer(std::ostream& out, const json& answer) {
 
 } // namespace
 
-// Requests spread over `jobs` judges per device, each on its own thread (its CUDA context is
-// current there); `next` is read on this thread, and each judge takes the next request when it
-// is free. On each device checks run side by side and a bench runs alone (a shared lock for a
-// check, an exclusive one for a bench), so no neighbour's kernels land in its timings.
-void judge_stream(const ServeOptions& options,
-                  const std::function<std::optional<RequestLine>()>& next,
-                  const std::function<void(long place, json answer)>& answered) {
+// `jobs` judges per device, each on its own thread (its CUDA context is current there), each
+// taking the next request when it is free. On each device checks run side by side and a bench
+// runs alone (a shared lock for a check, an exclusive one for a bench), so no neighbour's
+// kernels land in its timings.
+struct JudgePool::Impl {
+  struct Job {
+    RequestLine request;
+    std::function<void(long, json)> done;
+  };
   std::mutex mutex;
   std::condition_variable more;
-  std::deque<RequestLine> queue;
-  bool input_ended = false;
+  std::deque<Job> queue;
+  bool closing = false;
+  std::map<int, std::shared_mutex> turns; // per device
+  std::vector<std::thread> judges;
+};
+
+JudgePool::JudgePool(const ServeOptions& options) : impl_(std::make_unique<Impl>()) {
+  Impl& p = *impl_;
   const std::vector<int> devices =
       options.devices.empty() ? std::vector<int>{options.defaults.device} : options.devices;
   const int jobs = std::max(1, options.jobs);
-  std::map<int, std::shared_mutex> turns; // per device
   for (const int device : devices)
-    turns[device];
-  std::vector<std::thread> judges;
+    p.turns[device];
   for (const int device : devices)
     for (int job = 0; job < jobs; ++job)
       // The device's lock found here, on one thread: map::operator[] is no reader's call.
-      judges.emplace_back([&, device, turn = &turns[device]] {
+      p.judges.emplace_back([&p, options, device, turn = &p.turns[device]] {
         ServeOptions own = options;
         own.devices.clear();
         own.jobs = 1;
         own.defaults.device = device;
         Judge judge(std::move(own));
         for (;;) {
-          RequestLine r;
+          Impl::Job next;
           {
-            std::unique_lock<std::mutex> lock(mutex);
-            more.wait(lock, [&] { return !queue.empty() || input_ended; });
-            if (queue.empty()) return;
-            r = std::move(queue.front());
-            queue.pop_front();
+            std::unique_lock<std::mutex> lock(p.mutex);
+            p.more.wait(lock, [&] { return !p.queue.empty() || p.closing; });
+            if (p.queue.empty()) return;
+            next = std::move(p.queue.front());
+            p.queue.pop_front();
           }
-          answered(r.place, answer_to(judge, r.text, r.line_number, turn));
+          next.done(next.request.place,
+                    answer_to(judge, next.request.text, next.request.line_number, turn));
         }
       });
-  while (auto request = next()) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back(std::move(*request));
-    }
-    more.notify_one();
-  }
+}
+
+JudgePool::~JudgePool() {
   {
-    const std::lock_guard<std::mutex> lock(mutex);
-    input_ended = true;
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->closing = true;
   }
-  more.notify_all();
-  for (auto& t : judges)
+  impl_->more.notify_all();
+  for (auto& t : impl_->judges)
     t.join();
 }
+
+void JudgePool::submit(RequestLine request, std::function<void(long, json)> done) {
+  {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->queue.push_back({std::move(request), std::move(done)});
+  }
+  impl_->more.notify_one();
+}
+
+void judge_stream(const ServeOptions& options,
+                  const std::function<std::optional<RequestLine>()>& next,
+                  const std::function<void(long place, json answer)>& answered) {
+  JudgePool pool(options);
+  while (auto request = next())
+    pool.submit(std::move(*request), answered);
+} // the pool's end waits for every answer
 
 namespace {
 
