@@ -96,4 +96,9 @@ private:
   std::vector<nlohmann::json> resumed_;
 };
 
+// Text for XML and HTML (JUnit files, the HTML reports): the five entities escaped, control
+// characters replaced by U+FFFD; in an attribute (the default) line breaks and tabs as
+// character references too.
+std::string xml_escape(std::string_view s, bool attribute = true);
+
 }  // namespace kj

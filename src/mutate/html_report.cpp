@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "kjudge/mutate.hpp"
+#include "kjudge/report.hpp"
 #include "mutate/report_internal.hpp"
 
 namespace kj::mutate {
@@ -26,22 +27,8 @@ namespace kj::mutate {
 using namespace detail;
 
 // Text and attribute values alike: a kernel's source is full of < and &, and a title
-// attribute holds quotes.
-std::string detail::html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += ch;
-    }
-  }
-  return out;
-}
+// attribute holds quotes; line breaks stay literal (a title's tooltip shows them).
+std::string detail::html_escape(std::string_view text) { return xml_escape(text, false); }
 
 
 

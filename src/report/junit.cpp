@@ -10,13 +10,11 @@
 
 namespace kj {
 
-namespace {
-
 // XML 1.0 text and attribute values: the five entities, and control characters (which XML 1.0
 // cannot carry at all, not even escaped) become U+FFFD. A compiler log can contain anything.
 // Attributes also encode line breaks and tabs, which a parser would otherwise normalise away;
 // text keeps them literal so a raw file stays readable.
-std::string xml_escape(std::string_view s, bool attribute = true) {
+std::string xml_escape(std::string_view s, bool attribute) {
   std::string out;
   out.reserve(s.size());
   for (char ch : s) {
@@ -55,6 +53,8 @@ std::string xml_escape(std::string_view s, bool attribute = true) {
   }
   return out;
 }
+
+namespace {
 
 std::string failure_text(const CaseFinding& c) {
   std::string s = c.message;

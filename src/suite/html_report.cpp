@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kjudge/report.hpp"
 #include "suite/suite_internal.hpp"
 
 namespace kj::suite::detail {
@@ -27,7 +28,7 @@ svg text { font: 12px system-ui, sans-serif; fill: #1d232b; }
 std::string cell(const json& v, const char* format = "{:.3f}") {
   if (v.is_null()) return "-";
   if (v.is_number_float()) return fmt::format(fmt::runtime(format), v.get<double>());
-  return xml_escaped(v.is_string() ? v.get<std::string>() : v.dump());
+  return xml_escape(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
 // Correct samples' speedups over the reference, log2 binned by halves from 1/16x to 64x (the
@@ -75,10 +76,10 @@ std::string bars_svg(const char* id, const std::string& title,
   const double height = 40 + row * static_cast<double>(bars.size());
   std::string svg = fmt::format(R"(<svg id="{}" width="580" height="{:.0f}" xmlns="http://www.w3.org/2000/svg">)"
                                 R"(<text x="10" y="18">{}</text>)",
-                                id, height, xml_escaped(title));
+                                id, height, xml_escape(title));
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const double y = 30 + row * static_cast<double>(i);
-    svg += fmt::format(R"(<text x="10" y="{:.0f}">{}</text>)", y + 15, xml_escaped(bars[i].first));
+    svg += fmt::format(R"(<text x="10" y="{:.0f}">{}</text>)", y + 15, xml_escape(bars[i].first));
     svg += fmt::format(R"(<rect x="{}" y="{:.0f}" width="{}" height="18" fill="#eceff3"/>)", x0, y, w);
     if (bars[i].second.is_number()) {
       const double v = std::clamp(bars[i].second.get<double>(), 0.0, 1.0);
@@ -103,7 +104,7 @@ std::string run_html(const json& summary, const std::vector<json>& lines) {
                                  cell(summary["suite"]), kStyle, summary["samples"].dump(), s["problems"].dump());
   html += "<table id=\"summary\"><thead><tr><th>figure</th><th>value</th><th>how</th></tr></thead><tbody>";
   auto row = [&](const std::string& name, const json& value, const json& text, const char* format = "{:.3f}") {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"how\">{}</td></tr>", xml_escaped(name),
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"how\">{}</td></tr>", xml_escape(name),
                         cell(value, format), cell(text));
   };
   row("accuracy", s["accuracy"], how["accuracy"]);
@@ -123,7 +124,7 @@ std::string run_html(const json& summary, const std::vector<json>& lines) {
   html += "<table id=\"categories\"><thead><tr><th>category</th><th>problems</th><th>accuracy</th>"
           "<th>pass@1</th><th>geometric mean speedup</th></tr></thead><tbody>";
   for (const auto& [name, c] : summary["categories"].items())
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", xml_escaped(name),
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", xml_escape(name),
                         c["problems"].dump(), cell(c["accuracy"]), cell(c["pass_at_k"]["pass@1"]),
                         cell(c["speedup_geometric_mean"], "{:.3f}x"));
   html += "</tbody></table><table id=\"problems\"><thead><tr><th>problem</th><th>samples</th><th>compiled</th>"

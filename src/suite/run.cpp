@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "kjudge/error.hpp"
+#include "kjudge/report.hpp"
 #include "kjudge/sha256.hpp"
 #include "kjudge/suite.hpp"
 #include "suite/suite_internal.hpp"
@@ -29,23 +30,6 @@ namespace kj::suite {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-using detail::xml_escaped;
-
-std::string detail::xml_escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default:
-      if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
-    }
-  }
-  return out;
-}
 
 namespace {
 
@@ -138,9 +122,9 @@ std::string junit_xml(const std::string& suite, const std::vector<json>& lines) 
   for (const json& l : lines) {
     const std::string outcome = l.value("outcome", "ERROR");
     cases += fmt::format("  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">",
-                         xml_escaped(l.value("problem", "")), xml_escaped(l.value("sample", "")),
+                         xml_escape(l.value("problem", "")), xml_escape(l.value("sample", "")),
                          l.value("seconds", 0.0));
-    const std::string what = xml_escaped(l.value("reason", "") + ": " + l.value("message", ""));
+    const std::string what = xml_escape(l.value("reason", "") + ": " + l.value("message", ""));
     if (outcome == "FAIL") {
       ++failures;
       cases += fmt::format("<failure message=\"{}\"/>", what);
@@ -152,7 +136,7 @@ std::string junit_xml(const std::string& suite, const std::vector<json>& lines) 
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"{}\" "
                      "tests=\"{}\" failures=\"{}\" errors=\"{}\">\n{}</testsuite>\n",
-                     xml_escaped(suite), lines.size(), failures, errors, cases);
+                     xml_escape(suite), lines.size(), failures, errors, cases);
 }
 
 void write_file(const fs::path& file, const std::string& text) {
