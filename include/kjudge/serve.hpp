@@ -2,9 +2,9 @@
 // which problem, which candidate, by path or as source text, and the options of `check` or
 // `bench`) and answers each with one line: the verdict, as `check --json` writes it, or an
 // error saying what was wrong with the request. Problems are loaded once (again when their
-// problem.toml changes); the compile caches stay warm across requests. The same engine, Judge,
-// is what a Python binding will drive. A case's inputs, golden and reference are made once per
-// problem and kept (ServeOptions::case_cache_bytes), so later candidates of a problem skip them.
+// problem.toml changes); the compile caches stay warm across requests. A case's inputs, golden
+// and reference are made once per problem and kept (ServeOptions::case_cache_bytes). The judges
+// (JudgePool) also serve `kjudge run` and the same requests over HTTP (serve_http).
 #pragma once
 
 #include <cstdint>
