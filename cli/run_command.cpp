@@ -2,6 +2,7 @@
 // a progress line on a terminal, and the summary's Markdown on standard output.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ostream>
@@ -60,6 +61,18 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   o.judge.defaults.self_exe = self_executable();
   o.judge.devices = a.devices;
   o.judge.jobs = a.jobs;
+  const auto kernelbench = std::count_if(s.problems.begin(), s.problems.end(),
+                                         [](const suite::Entry& e) { return e.kernelbench; });
+  if (kernelbench > 0) {
+    // KernelBench-format problems are judged by the Python adapter, speaking serve's protocol.
+    if (static_cast<std::size_t>(kernelbench) != s.problems.size() || !a.ray.empty())
+      throw SpecError({(fs::path(a.suite) / "manifest.toml").string(), "problem", 0, 0},
+                      "a suite of KernelBench problems holds no other kind (and runs here, not "
+                      "on Ray)");
+    const char* python = std::getenv("KJUDGE_PYTHON");
+    o.judge_command = {python && *python ? python : "python3", "-m", "kjudge.kernelbench.serve"};
+    if (a.backend == "host") o.judge_command.insert(o.judge_command.end(), {"--device", "cpu"});
+  }
   if (!a.ray.empty()) {
     const char* python = std::getenv("KJUDGE_PYTHON");
     o.judge_command = {python && *python ? python : "python3", "-m", "kjudge.ray", "--address",

@@ -20,6 +20,9 @@ struct Entry {
   std::string name;               // the problem's name, as the manifest lists it
   std::filesystem::path dir;      // its folder
   std::string category = "uncategorized";
+  // A KernelBench-format problem (a problem.py, judged by the Python adapter: docs/kernelbench.md)
+  // rather than a problem.toml.
+  bool kernelbench = false;
 };
 
 struct Suite {
@@ -29,8 +32,9 @@ struct Suite {
   std::vector<std::string> debug; // the manifest's `debug` subset (problem names)
 };
 
-// Reads DIR/manifest.toml: [[problem]] tables with name, path (relative to DIR) and an optional
-// category; a top-level `debug = [...]` of problem names. A SpecError names the file and field.
+// Reads DIR/manifest.toml: [[problem]] tables with name, path (relative to DIR: a folder with a
+// problem.toml, or a KernelBench-format problem.py) and an optional category; a top-level
+// `debug = [...]` of problem names. A SpecError names the file and field.
 Suite load_suite(const std::filesystem::path& dir);
 
 struct Sample {
@@ -42,11 +46,12 @@ struct Sample {
 };
 
 // The samples in FROM: a folder with a subfolder per problem holding any number of .cu files
-// (id: the file's stem), or a JSON Lines file of {"problem", "sample_id", "source",
+// (.py for a KernelBench-format problem; id: the file's stem), or a JSON Lines file of {"problem", "sample_id", "source",
 // "metadata"?}. A sample of a problem the suite lacks, a duplicate id or a malformed line is a
 // SpecError naming it. Sorted by problem (the suite's order), then id.
 std::vector<Sample> load_samples(const std::filesystem::path& from, const Suite& suite);
-// Each problem's own candidates (solutions/ and traps/, ids "solutions/x", "traps/y").
+// Each problem's own candidates (solutions/ and traps/, ids "solutions/x", "traps/y"; a
+// KernelBench-format problem's candidates/, "candidates/z").
 std::vector<Sample> bundled_samples(const Suite& suite);
 
 // The unbiased pass@k of n samples with c correct: 1 - C(n-c, k) / C(n, k), computed as a

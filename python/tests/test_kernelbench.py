@@ -241,3 +241,31 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_suite_of_kernelbench_problems_runs_like_any_suite(tmp_path):
+    """`kjudge run` over the fixtures as a suite (manifest.toml), judged by the adapter through
+    serve's protocol: every candidate's verdict is its expectation's, and the summary counts them
+    (the spinning candidate left out: its deadline is a minute here)."""
+    from kjudge.judge import find_binary
+    samples = tmp_path / "samples"
+    expected = {}
+    for row in open(os.path.join(FIXTURES, "expect.tsv")).read().splitlines()[1:]:
+        problem, candidate, outcome, reason = row.split("\t")[:4]
+        if candidate == "spins":
+            continue
+        (samples / problem).mkdir(parents=True, exist_ok=True)
+        source = os.path.join(FIXTURES, problem, "candidates", candidate + ".py")
+        (samples / problem / (candidate + ".py")).write_text(open(source).read())
+        expected[(problem, candidate)] = (outcome, reason)
+    out = tmp_path / "run"
+    done = subprocess.run([find_binary(), "run", FIXTURES, "--samples", str(samples), "--backend",
+                           "host", "--out", str(out)], capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "KJUDGE_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    got = {(x["problem"], x["sample"]): (x["outcome"], x["reason"]) for x in lines}
+    assert got == expected
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["suite_figures"]["problems"] == 3
+    assert summary["suite_figures"]["accuracy"] == 1.0  # each problem has a correct candidate

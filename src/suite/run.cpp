@@ -87,17 +87,32 @@ json result_line(const Sample& s, const Entry& e, const std::string& sha, const 
                  {"message", answer["error"].value("message", "")}, {"compiled", false},
                  {"correct", false}, {"speedup", nullptr}, {"baseline_speedup", nullptr}});
   } else {
+    // Read field by field, absent ones null: the verdict may come from another judge (the
+    // KernelBench adapter's), which a run's child wrote.
     const json& v = answer["verdict"];
-    std::string message = v.value("message", "");
+    auto at = [](const json& j, std::initializer_list<const char*> path) {
+      const json* node = &j;
+      for (const char* key : path) {
+        if (!node->is_object() || !node->contains(key)) return json(nullptr);
+        node = &(*node)[key];
+      }
+      return *node;
+    };
+    auto time = [&](const char* key) { // KernelBench writes -1 for "not measured"
+      const json t = at(v, {key});
+      return t.is_number() && t.get<double>() >= 0 ? t : json(nullptr);
+    };
+    std::string message = at(v, {"message"}).is_string() ? v["message"].get<std::string>() : "";
     if (message.size() > 600) message = message.substr(0, 600) + "...";
-    line.update({{"outcome", v["outcome"]}, {"reason", v["reason"]}, {"message", message},
-                 {"compiled", v["compiled"]}, {"correct", v["correctness"]},
-                 {"runtime_ms", v["runtime"]}, {"ref_runtime_ms", v["ref_runtime"]},
-                 {"speedup", v["speedup"]}, {"baseline_speedup", v["baseline_speedup"]},
-                 {"timer", v["timer"]}, {"hardware", v["metadata"]["hardware"]},
-                 {"backend", v["metadata"]["backend"]},
-                 {"problem_hash", v["manifest"].value("problem_hash", "")},
-                 {"kjudge_version", v["manifest"].value("kjudge_version", "")}});
+    line.update({{"outcome", at(v, {"outcome"})}, {"reason", at(v, {"reason"})},
+                 {"message", message}, {"compiled", at(v, {"compiled"}).is_boolean() && v["compiled"]},
+                 {"correct", at(v, {"correctness"}).is_boolean() && v["correctness"]},
+                 {"runtime_ms", time("runtime")}, {"ref_runtime_ms", time("ref_runtime")},
+                 {"speedup", at(v, {"speedup"})}, {"baseline_speedup", at(v, {"baseline_speedup"})},
+                 {"timer", at(v, {"timer"})}, {"hardware", at(v, {"metadata", "hardware"})},
+                 {"backend", at(v, {"metadata", "backend"})},
+                 {"problem_hash", at(v, {"manifest", "problem_hash"})},
+                 {"kjudge_version", at(v, {"manifest", "kjudge_version"})}});
   }
   line["seconds"] = seconds;
   line["judged_at"] = stamp;

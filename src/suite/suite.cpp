@@ -66,9 +66,12 @@ Suite load_suite(const fs::path& dir) {
       e.category = c;
     if (!names.insert(e.name).second)
       throw SpecError({file, where + ".name", 0, 0}, fmt::format("'{}' is listed twice", e.name));
-    if (!fs::is_regular_file(e.dir / "problem.toml", ec))
+    e.kernelbench = !fs::is_regular_file(e.dir / "problem.toml", ec) &&
+                    fs::is_regular_file(e.dir / "problem.py", ec);
+    if (!e.kernelbench && !fs::is_regular_file(e.dir / "problem.toml", ec))
       throw SpecError({file, where + ".path", 0, 0},
-                      fmt::format("{}: no problem.toml there", e.dir.string()));
+                      fmt::format("{}: no problem.toml (or KernelBench problem.py) there",
+                                  e.dir.string()));
     s.problems.push_back(std::move(e));
   }
   if (const toml::node* debug = root.get("debug")) {
@@ -96,8 +99,9 @@ std::vector<Sample> samples_from_folder(const fs::path& from, const Suite& suite
     if (!known.contains(problem))
       throw SpecError({sub.path().string(), "", 0, 0},
                       fmt::format("no problem '{}' in suite {}", problem, suite.name));
+    const char* extension = known[problem]->kernelbench ? ".py" : ".cu";
     for (const auto& f : fs::directory_iterator(sub.path()))
-      if (f.is_regular_file() && f.path().extension() == ".cu")
+      if (f.is_regular_file() && f.path().extension() == extension)
         samples.push_back({problem, f.path().stem().string(), f.path(), {}, json::object()});
   }
   return samples;
@@ -169,11 +173,11 @@ std::vector<Sample> load_samples(const fs::path& from, const Suite& suite) {
 std::vector<Sample> bundled_samples(const Suite& suite) {
   std::vector<Sample> samples;
   for (const Entry& e : suite.problems)
-    for (const char* kind : {"solutions", "traps"}) {
+    for (const char* kind : {"solutions", "traps", "candidates"}) {
       std::error_code ec;
       if (!fs::is_directory(e.dir / kind, ec)) continue;
       for (const auto& f : fs::directory_iterator(e.dir / kind))
-        if (f.is_regular_file() && f.path().extension() == ".cu")
+        if (f.is_regular_file() && f.path().extension() == (e.kernelbench ? ".py" : ".cu"))
           samples.push_back({e.name, fmt::format("{}/{}", kind, f.path().stem().string()), f.path(),
                              {}, json::object()});
     }
