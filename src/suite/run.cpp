@@ -317,10 +317,12 @@ RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples, cons
   }
   {
     // Lines are appended as answers come; the file is reopened in append mode, after a cut-off
-    // last line was dropped by rewriting what was read.
+    // last line was dropped by rewriting what was read (to a new file, renamed over the old, so
+    // a kill here loses nothing).
     std::string kept;
     for (const auto& [key, line] : by_key) kept += dump_line(line);
-    write_file(dir / "results.jsonl", kept);
+    write_file(dir / "results.jsonl.tmp", kept);
+    fs::rename(dir / "results.jsonl.tmp", dir / "results.jsonl");
   }
   std::ofstream log(dir / "results.jsonl", std::ios::app | std::ios::binary);
   std::mutex mutex;
