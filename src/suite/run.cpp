@@ -76,8 +76,7 @@ std::map<std::string, json> read_results(const fs::path& dir) {
 }
 
 // A sample's results line from serve's answer: what the summary reads, with provenance.
-json result_line(const Sample& s, const Entry& e, const std::string& sha, const json& answer,
-                 double seconds) {
+json result_line(const Sample& s, const Entry& e, const std::string& sha, const json& answer) {
   json line = {{"problem", s.problem}, {"sample", s.id}, {"category", e.category},
                {"source_sha256", sha}, {"metadata", s.metadata}};
   const std::string stamp = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
@@ -85,7 +84,8 @@ json result_line(const Sample& s, const Entry& e, const std::string& sha, const 
   if (answer.contains("error")) { // the problem does not load: the suite's fault, never scored
     line.update({{"outcome", "ERROR"}, {"reason", answer["error"].value("kind", "internal")},
                  {"message", answer["error"].value("message", "")}, {"compiled", false},
-                 {"correct", false}, {"speedup", nullptr}, {"baseline_speedup", nullptr}});
+                 {"correct", false}, {"speedup", nullptr}, {"baseline_speedup", nullptr},
+                 {"seconds", nullptr}});
   } else {
     // Read field by field, absent ones null: the verdict may come from another judge (the
     // KernelBench adapter's), which a run's child wrote.
@@ -113,8 +113,11 @@ json result_line(const Sample& s, const Entry& e, const std::string& sha, const 
                  {"backend", at(v, {"metadata", "backend"})},
                  {"problem_hash", at(v, {"manifest", "problem_hash"})},
                  {"kjudge_version", at(v, {"manifest", "kjudge_version"})}});
+    // The judge's own time for the sample, compile included (kjudge's verdict, or the
+    // adapter's): requests are queued ahead, so a clock around the request would hold the wait.
+    const json wall_ms = at(v, {"judge_time", "wall_ms"});
+    line["seconds"] = wall_ms.is_number() ? json(wall_ms.get<double>() / 1e3) : at(v, {"seconds"});
   }
-  line["seconds"] = seconds;
   line["judged_at"] = stamp;
   return line;
 }
@@ -136,9 +139,10 @@ std::string junit_xml(const std::string& suite, const std::vector<json>& lines) 
   std::string cases;
   for (const json& l : lines) {
     const std::string outcome = l.value("outcome", "ERROR");
+    const json seconds = l.contains("seconds") ? l["seconds"] : json(nullptr);
     cases += fmt::format("  <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">",
                          xml_escape(l.value("problem", "")), xml_escape(l.value("sample", "")),
-                         l.value("seconds", 0.0));
+                         seconds.is_number() ? seconds.get<double>() : 0.0);
     const std::string what = xml_escape(l.value("reason", "") + ": " + l.value("message", ""));
     if (outcome == "FAIL") {
       ++failures;
@@ -160,6 +164,12 @@ void write_file(const fs::path& file, const std::string& text) {
   if (!f) throw SpecError({file.string(), "", 0, 0}, "cannot write the file");
 }
 
+// results.jsonl replaced whole: written beside, then renamed over, so a kill loses no line.
+void replace_results(const fs::path& dir, const std::string& text) {
+  write_file(dir / "results.jsonl.tmp", text);
+  fs::rename(dir / "results.jsonl.tmp", dir / "results.jsonl");
+}
+
 // results.jsonl rewritten in the suite's order (problem, then sample), and the summaries.
 RunReport write_summaries(const Suite& suite, const std::map<std::string, json>& by_key,
                           const fs::path& dir) {
@@ -178,8 +188,7 @@ RunReport write_summaries(const Suite& suite, const std::map<std::string, json>&
     text += dump_line(l);
     outcomes.push_back(outcome_of(l));
   }
-  write_file(dir / "results.jsonl.tmp", text);
-  fs::rename(dir / "results.jsonl.tmp", dir / "results.jsonl");
+  replace_results(dir, text);
   RunReport report;
   report.dir = dir;
   report.summary = summarize(suite, outcomes);
@@ -317,24 +326,17 @@ RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples, cons
   }
   {
     // Lines are appended as answers come; the file is reopened in append mode, after a cut-off
-    // last line was dropped by rewriting what was read (to a new file, renamed over the old, so
-    // a kill here loses nothing).
+    // last line was dropped by rewriting what was read.
     std::string kept;
     for (const auto& [key, line] : by_key) kept += dump_line(line);
-    write_file(dir / "results.jsonl.tmp", kept);
-    fs::rename(dir / "results.jsonl.tmp", dir / "results.jsonl");
+    replace_results(dir, kept);
   }
   std::ofstream log(dir / "results.jsonl", std::ios::app | std::ios::binary);
   std::mutex mutex;
   std::size_t next = 0;
-  std::vector<std::chrono::steady_clock::time_point> started(pending.size());
   auto next_request = [&]() -> std::optional<RequestLine> {
     if (next == pending.size()) return std::nullopt;
     const std::size_t i = next++;
-    {
-      const std::lock_guard<std::mutex> lock(mutex);
-      started[i] = std::chrono::steady_clock::now();
-    }
     const Pending& p = pending[i];
     return RequestLine{static_cast<long>(i), static_cast<long>(i + 1),
                        request_for(*p.sample, *entries.at(p.sample->problem), static_cast<long>(i),
@@ -343,10 +345,7 @@ RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples, cons
   auto answered = [&](long place, json answer) {
     const std::lock_guard<std::mutex> lock(mutex);
     const Pending& p = pending[static_cast<std::size_t>(place)];
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                         started[static_cast<std::size_t>(place)])
-                               .count();
-    json line = result_line(*p.sample, *entries.at(p.sample->problem), p.sha, answer, seconds);
+    json line = result_line(*p.sample, *entries.at(p.sample->problem), p.sha, answer);
     log << dump_line(line) << std::flush;
     by_key[key_of(p.sample->problem, p.sample->id)] = std::move(line);
     ++report.judged;

@@ -10,6 +10,7 @@ usage: python -m kjudge.kernelbench.serve [--device cuda:0|cpu] [--timeout S]"""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -37,7 +38,9 @@ def answer(judges: dict, request: dict, settings: Settings) -> dict:
     with open(problem, "rb") as f:
         problem_hash = hashlib.sha256(f.read()).hexdigest()
     bench = op == "bench"
-    judge = judges.setdefault(bench, Evaluator(Settings(**{**settings.__dict__, "bench": bench})))
+    if bench not in judges:  # one warm judge per mode, made when first asked for
+        judges[bench] = Evaluator(dataclasses.replace(settings, bench=bench))
+    judge = judges[bench]
     temporary = None
     candidate = request.get("candidate")
     if candidate is None:  # the source as text: written where the evaluator reads a file
