@@ -1,11 +1,12 @@
 """`kjudge run` end to end over the bundled suite with every bundled candidate as a sample, each
-made distinct (a comment naming the sample) so every one compiles afresh: samples per second and
-the suite's summary. On the GPU machine tools/gpu-check's part "run" runs it; here
+made distinct (a comment naming the sample) so every one compiles afresh: samples per second, the
+judge's time split into compile, check and bench, and the suite's summary. On the GPU machine tools/gpu-check's part "run" runs it; here
 `--backend host` does the same on the CPU.
 
 usage: python bench/bench_suite.py KJUDGE [--backend auto|cuda|host] [--only PROBLEM]...
                                    [--jobs N] [--out DIR]"""
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -58,8 +59,12 @@ def main() -> int:
             return 1
         judged = int(re.search(r"(\d+) samples judged", done.stdout)[1])
         print((out / "summary.md").read_text())
+        split = json.loads((out / "summary.json").read_text())["judge_seconds"]
+        shares = ", ".join(f"{phase} {100 * split[phase] / split['total']:.0f}%"
+                           for phase in ("compile", "check", "bench")) if split["total"] else "-"
         print(f"kjudge run, {judged} distinct samples (of {count}), backend {args.backend}, "
-              f"--jobs {args.jobs}: {seconds:.1f} s, {judged / seconds:.2f} samples/s")
+              f"--jobs {args.jobs}: {seconds:.1f} s, {judged / seconds:.2f} samples/s; judge "
+              f"time {split['total']:.1f} s: {shares}")
     return 0
 
 

@@ -176,6 +176,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   run->add_option("--cache", r.cache, "the NVRTC cache folder");
   run->add_option("--runs", r.runs, "host backend: timed runs per case (default 10)")
       ->check(CLI::Range(1, 1000));
+  run->add_flag("--all-cases", r.all_cases,
+                "judge every case of a failing sample (default: stop at its first failing one)");
   run->add_option("--min-time", r.min_time, "GPU: seconds each timed case runs at least")
       ->check(CLI::Range(0.0, 3600.0));
   auto* ray = run->add_option("--ray", r.ray,

@@ -141,6 +141,7 @@ struct RunArgs {
   std::string cache;
   int runs = 10;                       // the host bench's timed runs
   double min_time = TimingOptions{}.min_time_s;
+  bool all_cases = false;              // judge every case of a failing sample
   std::string ray;                     // a Ray cluster's address ("local": one started here)
   int actors = 0;                      // its judges (0: kjudge.ray's default)
 };

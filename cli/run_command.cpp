@@ -81,6 +81,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   }
   o.runs = a.runs;
   o.timing.min_time_s = a.min_time;
+  o.fail_fast = !a.all_cases;
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   const auto began = std::chrono::steady_clock::now();
   o.progress = [&](std::size_t done, std::size_t total) {

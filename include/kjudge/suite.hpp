@@ -64,13 +64,15 @@ struct Outcome {
   bool compiled = false, correct = false;
   std::optional<double> speedup;           // over the problem's reference
   std::optional<double> baseline_speedup;  // over its baseline, where it has one
+  // The judge's seconds for the sample, and their split by phase (null where not measured).
+  std::optional<double> seconds, compile_seconds, check_seconds, bench_seconds;
 };
 Outcome outcome_of(const nlohmann::json& result_line);
 
 // The suite's summary over every sample's outcome: per problem (samples, compiled, correct,
 // fastest correct and its speedups), per category and over the suite (accuracy, pass@1/5/10,
 // fast_p for p = 0, 1, 1.2, 2, the geometric and arithmetic mean speedups over correct samples),
-// with an "aggregation" text beside each figure.
+// with an "aggregation" text beside each figure; and the judge's seconds by phase, summed.
 nlohmann::json summarize(const Suite& suite, const std::vector<Outcome>& outcomes);
 // The same as a Markdown page (summary.md).
 std::string summary_markdown(const nlohmann::json& summary);
@@ -95,6 +97,10 @@ struct RunOptions {
   ServeOptions judge;  // backend, devices, jobs per device: serve's engine
   int runs = 10;       // the host bench's timed runs of each case
   TimingOptions timing;
+  // A sample's check stops at its first failing case (its verdict and reason are that case's):
+  // a suite needs correct or not, and a crashing sample would otherwise pay a worker's restart
+  // per case. `kjudge run --all-cases` judges every case.
+  bool fail_fast = true;
   // When set, the samples are judged by this command instead of in this process: a program that
   // speaks serve's protocol on its standard input and output, answers in any order (`python -m
   // kjudge.ray`: a Ray cluster's judges).

@@ -362,9 +362,11 @@ struct Verdict {
   // Bench: the pooled latency distributions and the SLO (null until bench times a case).
   std::optional<Latency> latency;
   // What judging cost: the check's wall time in kjudge, and the candidate's own runs in it
-  // (CUDA: from their launches to their end, in the worker; host: their CPU time), summed.
+  // (CUDA: from their launches to their end, in the worker; host: their CPU time), summed;
+  // of the wall time, the candidate's start (compile or compile cache, worker, module load) and
+  // bench's timing of the public cases. The rest is the check: oracle and cases.
   struct JudgeTime {
-    double wall_ms = 0, candidate_ms = 0;
+    double wall_ms = 0, candidate_ms = 0, start_ms = 0, timing_ms = 0;
   } judge_time;
 
   // Fill outcome, reason, message and first_failing_case from the cases, in canonical order.

@@ -39,6 +39,10 @@ using namespace kj::judge;
 
 namespace {
 
+double milliseconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
 // The verdict as a check builds it, and its three ways to end: assembled (finalized, with the
 // replay command of its first failing case), failed before any case, or skipped.
 struct VerdictDraft {
@@ -59,9 +63,7 @@ struct VerdictDraft {
 
   Verdict assembled() {
     v.finalize();
-    v.judge_time.wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-            .count();
+    v.judge_time.wall_ms = milliseconds_since(started);
     if (v.first_failing_case) {
       v.replay_command =
           fmt::format("kjudge check {} --candidate {} --case {}", shell_quote(problem.dir.string()),
@@ -430,7 +432,9 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     const std::unique_ptr<CheckBackend> backend = make_backend(settings, problem, cache, v);
     if (settings.backend == Backend::cuda) record_cuda_provenance(v);
     backend->order_cases(cases);
+    const auto starting = std::chrono::steady_clock::now();
     StartedKernels kernels = start_kernels(*backend, settings, problem, candidate, draft);
+    v.judge_time.start_ms = milliseconds_since(starting);
     if (kernels.early_end) return std::move(*kernels.early_end);
     settings.against_kernel = kernels.against.get();
     CaseSource source = make_case_source(settings, problem, *backend, cache, v);
@@ -443,7 +447,9 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (!judged.halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); })) {
       backend->reach_unrun_lines(loop, judged, cases, v);
+      const auto timing = std::chrono::steady_clock::now();
       backend->time_public_cases(*kernels.candidate, cases, v);
+      v.judge_time.timing_ms = milliseconds_since(timing);
     }
     record_case_sources(source.counts(), v);
     std::move(excluded.begin(), excluded.end(), std::back_inserter(v.cases));

@@ -113,10 +113,28 @@ json result_line(const Sample& s, const Entry& e, const std::string& sha, const 
                  {"backend", at(v, {"metadata", "backend"})},
                  {"problem_hash", at(v, {"manifest", "problem_hash"})},
                  {"kjudge_version", at(v, {"manifest", "kjudge_version"})}});
-    // The judge's own time for the sample, compile included (kjudge's verdict, or the
-    // adapter's): requests are queued ahead, so a clock around the request would hold the wait.
+    // The judge's own time for the sample (kjudge's verdict, or the adapter's): requests are
+    // queued ahead, so a clock around the request would hold the wait. Split into the
+    // candidate's start (compile), the check, and bench's timing.
     const json wall_ms = at(v, {"judge_time", "wall_ms"});
-    line["seconds"] = wall_ms.is_number() ? json(wall_ms.get<double>() / 1e3) : at(v, {"seconds"});
+    const bool kjudge_time = wall_ms.is_number();
+    const json seconds = kjudge_time ? json(wall_ms.get<double>() / 1e3) : at(v, {"seconds"});
+    line["seconds"] = seconds;
+    line["phase_seconds"] = nullptr;
+    if (seconds.is_number()) {
+      auto number = [&](std::initializer_list<const char*> path, double scale) {
+        const json n = at(v, path);
+        return n.is_number() ? n.get<double>() * scale : 0.0;
+      };
+      const double compile = kjudge_time ? number({"judge_time", "start_ms"}, 1e-3)
+                                         : number({"compile_seconds"}, 1);
+      const double bench = kjudge_time ? number({"judge_time", "timing_ms"}, 1e-3)
+                                       : number({"metadata", "judge_seconds", "timing_sets"}, 1) +
+                                             number({"metadata", "judge_seconds", "time"}, 1);
+      line["phase_seconds"] = {{"compile", compile},
+                               {"check", std::max(0.0, seconds.get<double>() - compile - bench)},
+                               {"bench", bench}};
+    }
   }
   line["judged_at"] = stamp;
   return line;
@@ -124,7 +142,8 @@ json result_line(const Sample& s, const Entry& e, const std::string& sha, const 
 
 json request_for(const Sample& s, const Entry& e, long place, const RunOptions& o) {
   json r = {{"id", place}, {"op", "bench"}, {"problem", e.dir.string()}, {"runs", o.runs},
-            {"min_time", o.timing.min_time_s}, {"max_time", o.timing.max_time_s}};
+            {"min_time", o.timing.min_time_s}, {"max_time", o.timing.max_time_s},
+            {"fail_fast", o.fail_fast}};
   if (s.path.empty()) {
     r["source"] = s.source;
     r["name"] = s.id + ".cu";

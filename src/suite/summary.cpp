@@ -160,6 +160,12 @@ Outcome outcome_of(const json& line) {
   o.correct = line.value("correct", false);
   o.speedup = number_at(line, "speedup");
   o.baseline_speedup = number_at(line, "baseline_speedup");
+  o.seconds = number_at(line, "seconds");
+  if (const auto it = line.find("phase_seconds"); it != line.end() && it->is_object()) {
+    o.compile_seconds = number_at(*it, "compile");
+    o.check_seconds = number_at(*it, "check");
+    o.bench_seconds = number_at(*it, "bench");
+  }
   return o;
 }
 
@@ -187,12 +193,25 @@ json summarize(const Suite& suite, const std::vector<Outcome>& outcomes) {
   }
   json categories = json::object();
   for (const auto& [name, members] : by_category) categories[name] = aggregate(members);
+  double total = 0, compile = 0, check = 0, bench = 0;
+  for (const Outcome& o : outcomes) {
+    total += o.seconds.value_or(0);
+    compile += o.compile_seconds.value_or(0);
+    check += o.check_seconds.value_or(0);
+    bench += o.bench_seconds.value_or(0);
+  }
+  const json judge_seconds = {
+      {"total", total}, {"compile", compile}, {"check", check}, {"bench", bench},
+      {"aggregation", "the judge's own seconds, summed over the samples (compile: the "
+                      "candidate's start; bench: the timing); samples are judged side by side, "
+                      "so the run's wall time is shorter"}};
   return {{"schema_version", 1},
           {"suite", suite.name},
           {"samples", outcomes.size()},
           {"problems_without_samples", without},
           {"suite_figures", aggregate(all)},
           {"categories", categories},
+          {"judge_seconds", judge_seconds},
           {"problems", problems}};
 }
 
@@ -227,6 +246,10 @@ std::string summary_markdown(const json& summary) {
                     s["aggregation"]["speedup_geometric_mean"].get<std::string>());
   md += fmt::format("| speedup, arithmetic mean | {} | {} |\n\n", cell(s["speedup_arithmetic_mean"], "{:.3f}x"),
                     s["aggregation"]["speedup_arithmetic_mean"].get<std::string>());
+  const json& t = summary["judge_seconds"];
+  md += fmt::format("Judge time: {:.1f} s (compile {:.1f} s, check {:.1f} s, bench {:.1f} s), {}.\n\n",
+                    t["total"].get<double>(), t["compile"].get<double>(), t["check"].get<double>(),
+                    t["bench"].get<double>(), t["aggregation"].get<std::string>());
   md += "| category | problems | accuracy | pass@1 | geometric mean speedup |\n|---|---|---|---|---|\n";
   for (const auto& [name, c] : summary["categories"].items())
     md += fmt::format("| {} | {} | {} | {} | {} |\n", name, c["problems"].dump(), cell(c["accuracy"]),

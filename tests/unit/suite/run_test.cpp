@@ -45,7 +45,7 @@ std::vector<json> lines_of(const fs::path& file) {
 
 // A line without what differs from run to run (times, timings, when).
 json steady(json line) {
-  for (const char* k : {"seconds", "judged_at", "runtime_ms", "ref_runtime_ms", "speedup",
+  for (const char* k : {"seconds", "phase_seconds", "judged_at", "runtime_ms", "ref_runtime_ms", "speedup",
                         "baseline_speedup"})
     line.erase(k);
   return line;
@@ -71,6 +71,15 @@ TEST(Run, JudgesResumesAndMerges) {
   EXPECT_EQ(lines[0]["outcome"], "PASS");
   EXPECT_EQ(lines[2]["sample"], "traps/off_by_one");
   EXPECT_EQ(lines[2]["outcome"], "FAIL");
+  // The judge's seconds split by phase, adding up (the host's timed runs ride in the cases, so
+  // its bench phase is only the call that would time public cases on a GPU).
+  const json& phases = lines[0]["phase_seconds"];
+  EXPECT_GT(phases["compile"].get<double>(), 0);
+  EXPECT_GT(phases["check"].get<double>(), 0);
+  EXPECT_GE(phases["bench"].get<double>(), 0);
+  EXPECT_NEAR(phases["compile"].get<double>() + phases["check"].get<double>() +
+                  phases["bench"].get<double>(),
+              lines[0]["seconds"].get<double>(), 1e-9);
   EXPECT_EQ(first.summary["suite_figures"]["accuracy"], 1.0);
   EXPECT_DOUBLE_EQ(first.summary["suite_figures"]["pass_at_k"]["pass@1"].get<double>(), 2.0 / 3.0);
   for (const char* f : {"summary.json", "summary.md", "junit.xml", "report.html"})

@@ -98,6 +98,19 @@ TEST(Suite, SamplesFromJsonLinesAreCheckedLineByLine) {
             std::string::npos);
 }
 
+Outcome judged(const char* problem, const char* sample, bool compiled, bool correct,
+               std::optional<double> speedup = std::nullopt,
+               std::optional<double> baseline_speedup = std::nullopt) {
+  Outcome o;
+  o.problem = problem;
+  o.sample = sample;
+  o.compiled = compiled;
+  o.correct = correct;
+  o.speedup = speedup;
+  o.baseline_speedup = baseline_speedup;
+  return o;
+}
+
 TEST(Summary, FiguresOnHandMadeOutcomes) {
   Suite s;
   s.name = "toy";
@@ -106,9 +119,9 @@ TEST(Summary, FiguresOnHandMadeOutcomes) {
   // q: 2 samples, one correct at 0.5x the reference and 1.5x its baseline.
   // r: one sample that does not compile.
   const std::vector<Outcome> outcomes = {
-      {"p", "1", true, true, 2.0, std::nullopt}, {"p", "2", true, true, 8.0, std::nullopt},
-      {"q", "1", true, true, 0.5, 1.5},          {"q", "2", true, false, std::nullopt, std::nullopt},
-      {"r", "1", false, false, std::nullopt, std::nullopt}};
+      judged("p", "1", true, true, 2.0), judged("p", "2", true, true, 8.0),
+      judged("q", "1", true, true, 0.5, 1.5), judged("q", "2", true, false),
+      judged("r", "1", false, false)};
   const json j = summarize(s, outcomes);
   const json& f = j["suite_figures"];
   EXPECT_DOUBLE_EQ(f["accuracy"].get<double>(), 2.0 / 3.0);
@@ -128,6 +141,27 @@ TEST(Summary, FiguresOnHandMadeOutcomes) {
   const std::string md = summary_markdown(j);
   EXPECT_NE(md.find("| speedup, geometric mean | 2.000x |"), std::string::npos);
   EXPECT_NE(md.find("| r | 1 | 0 | 0 | - | - |"), std::string::npos);
+  EXPECT_EQ(j["judge_seconds"]["total"], 0.0); // none measured
+}
+
+TEST(Summary, JudgeSecondsAreSummedByPhase) {
+  Suite s;
+  s.name = "toy";
+  s.problems = {{"p", "p", "elementwise"}};
+  std::vector<Outcome> outcomes = {judged("p", "1", true, true, 2.0), judged("p", "2", false, false)};
+  outcomes[0].seconds = 3.0;
+  outcomes[0].compile_seconds = 1.0;
+  outcomes[0].check_seconds = 0.5;
+  outcomes[0].bench_seconds = 1.5;
+  outcomes[1].seconds = outcomes[1].compile_seconds = 0.25;
+  const json j = summarize(s, outcomes)["judge_seconds"];
+  EXPECT_EQ(j["total"], 3.25);
+  EXPECT_EQ(j["compile"], 1.25);
+  EXPECT_EQ(j["check"], 0.5);
+  EXPECT_EQ(j["bench"], 1.5);
+  EXPECT_NE(summary_markdown(summarize(s, outcomes))
+                .find("Judge time: 3.2 s (compile 1.2 s, check 0.5 s, bench 1.5 s)"),
+            std::string::npos);
 }
 
 TEST(Summary, AnOutcomeReadsAResultsLine) {
@@ -138,6 +172,13 @@ TEST(Summary, AnOutcomeReadsAResultsLine) {
   EXPECT_TRUE(o.correct);
   EXPECT_DOUBLE_EQ(*o.speedup, 1.5);
   EXPECT_FALSE(o.baseline_speedup.has_value());
+  EXPECT_FALSE(o.seconds.has_value());
+  const Outcome timed = outcome_of(json::parse(
+      R"({"problem": "p", "sample": "s", "seconds": 2.5,
+          "phase_seconds": {"compile": 1.0, "check": 1.25, "bench": 0.25}})"));
+  EXPECT_EQ(timed.seconds, 2.5);
+  EXPECT_EQ(timed.check_seconds, 1.25);
+  EXPECT_EQ(timed.bench_seconds, 0.25);
 }
 
 } // namespace
