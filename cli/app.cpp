@@ -236,6 +236,19 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   kb->add_option("--timeout", k.timeout, "seconds per step of a run (default 60)");
   kb->add_flag("--unconfined", k.unconfined, "run the worker without its sandbox");
 
+  auto* loc = app->add_subcommand("localize", "which stage of a multi-stage kernel owns its error");
+  LocalizeArgs& lo = into.localize;
+  loc->add_option("PROBLEM", lo.problem, "a problem folder with [[stage]] tables")->required();
+  loc->add_option("--candidate", lo.candidate, "the candidate (.cu) whose plan exposes the stages")
+      ->required();
+  loc->add_option("--backend", lo.backend, "where kernels run: auto, cuda, host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}));
+  loc->add_option("--case", lo.case_id, "decompose this case alone");
+  loc->add_option("--cases", lo.max_cases, "decompose at most N cases (default 8)")
+      ->check(CLI::PositiveNumber);
+  loc->add_option("--cache", lo.cache, "the NVRTC cache folder");
+  loc->add_option("--json", lo.json, "write the JSON report to FILE, or - for stdout");
+
   auto* card = app->add_subcommand("card", "write a problem's tolerance card from its audit");
   card->add_option("PROBLEM", into.card.problem, "a problem folder")->required();
   card->add_option("--backend", into.card.backend, "where the cases are made: auto, cuda, host")

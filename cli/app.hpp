@@ -152,6 +152,15 @@ struct MergeArgs {
   std::string out;
 };
 
+struct LocalizeArgs {
+  std::string problem, candidate;
+  std::string backend = "auto";
+  std::string cache;
+  std::string case_id;     // --case ID: that case alone
+  int max_cases = 8;
+  std::string json;        // FILE, or - for stdout
+};
+
 struct CardArgs {
   std::string problem;
   std::string backend = "auto";
@@ -170,6 +179,7 @@ struct Invocation {
   MutateArgs mutate;
   AuditArgs audit;
   CardArgs card;
+  LocalizeArgs localize;
   KernelbenchArgs kernelbench;
   RunArgs run;
   MergeArgs merge;
@@ -195,6 +205,7 @@ int run_check(const CheckArgs& args, std::ostream& out, std::ostream& err);
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err);
 int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err);
 int run_card(const CardArgs& args, std::ostream& out, std::ostream& err);
+int run_localize(const LocalizeArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge run` and `kjudge merge`.
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
 int run_merge(const MergeArgs& args, std::ostream& out, std::ostream& err);

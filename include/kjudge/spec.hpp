@@ -132,6 +132,17 @@ struct ScratchSpec {
   DType dtype;
   std::vector<Expr> shape;
   InitRule init = InitRule::poison;
+  std::string stage;                // the problem's stage this buffer holds (`kjudge localize`)
+  Location where;
+};
+
+// A named intermediate of a multi-stage problem (`[[stage]]`, docs/localize.md): a tensor the
+// reference's launches write and later ones read, stored in `dtype` (its interface dtype) by the
+// reference and in f64 by the golden. `kjudge localize` splits the chain at it.
+struct StageSpec {
+  std::string name;
+  DType dtype;
+  std::vector<Expr> shape;
   Location where;
 };
 
@@ -147,6 +158,7 @@ struct LaunchSpec {
   // one), nullopt where the argument names a tensor or a scalar (passed with its own dtype).
   std::vector<std::optional<Expr>> arg_exprs;
   std::optional<Expr> repeat;       // count; `i` is visible to the other fields
+  std::string stage;                // the stage complete once this launch ends; "" for none
   Location where;
   // The kernel name without template arguments ("softmax_rows").
   std::string kernel_base_name() const;
@@ -276,6 +288,7 @@ struct Problem {
   std::vector<InputSpec> inputs;
   std::vector<ScalarSpec> scalars;
   std::vector<OutputSpec> outputs;
+  std::vector<StageSpec> stages;  // in the order the reference completes them
   KernelSource reference;
   std::optional<KernelSource> golden;      // [golden] plan where the template trick does not fit
   std::vector<std::string> allowed_options;
@@ -295,6 +308,7 @@ struct Problem {
   const InputSpec* find_input(std::string_view name) const;
   const OutputSpec* find_output(std::string_view name) const;
   const ScalarSpec* find_scalar(std::string_view name) const;
+  const StageSpec* find_stage(std::string_view name) const;
   // The recorded baseline for this GPU model and shape set's dims; null when none is.
   const RecordedBaseline* find_baseline(std::string_view gpu, const Env& set_dims) const;
 };

@@ -59,7 +59,10 @@ def test_the_worker_cannot_reach_the_judge(tmp_path):
         print(json.dumps(tried))
     """)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_PARENT})
+                         timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_PARENT,
+                                          # where the GPU machine finds kjudge's libraries
+                                          **{k: os.environ[k] for k in ["LD_LIBRARY_PATH"]
+                                             if k in os.environ}})
     server.close()
     assert out.returncode == 0, out.stderr
     tried = json.loads(out.stdout.strip().splitlines()[-1])

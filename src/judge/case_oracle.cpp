@@ -49,6 +49,8 @@ PlanContext oracle_plan_context(const Problem& problem, const std::string& owner
     ctx.tensors.push_back({in.name, golden && is_float(in.dtype) ? DType::f64 : in.dtype});
   for (const auto& out : problem.outputs)
     ctx.tensors.push_back({out.name, golden && is_float(out.dtype) ? DType::f64 : out.dtype});
+  for (const auto& s : problem.stages) // the oracle's own buffers between its launches
+    ctx.tensors.push_back({s.name, golden ? DType::f64 : s.dtype});
   ctx.scalars = problem.scalars;
   ctx.device = device;
   return ctx;
@@ -97,6 +99,13 @@ std::vector<std::string> distinct_expressions(const std::vector<LaunchSpec>& lau
     index_of_launch.push_back(static_cast<std::size_t>(it - out.begin()));
   }
   return out;
+}
+
+std::vector<HostTensor> stage_buffers(const Problem& problem, const Env& env, bool golden) {
+  std::vector<HostTensor> buffers;
+  for (const StageSpec& s : problem.stages)
+    buffers.emplace_back(golden ? DType::f64 : s.dtype, eval_shape(s.shape, env, s.name, s.where));
+  return buffers;
 }
 
 DType problem_float_dtype(const Problem& problem) {

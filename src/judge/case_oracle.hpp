@@ -151,6 +151,10 @@ std::vector<HostTensor> checked_reference_outputs(
 // A SpecError's location for a problem file (its name, no line).
 Location file_location(const std::filesystem::path& path);
 
+// The buffers of the problem's stages for one run of its reference (golden: f64), shaped by
+// the case's dims `env`.
+std::vector<HostTensor> stage_buffers(const Problem& problem, const Env& env, bool golden);
+
 // A case's dims, shapes and special-value flags: CaseData without any tensor.
 CaseData case_frame(const Problem& problem, const Case& c);
 
@@ -182,6 +186,10 @@ public:
   // in its dtype), its outputs on the host: the audit's downgrades, the reference on inputs
   // rounded to a narrower format. Throws SpecError as prepare does.
   virtual std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) = 0;
+  // Case `c` made on `inputs` instead of its generated ones (one per problem input, in its
+  // dtype): golden, reference and the inputs a runner reads, as prepare makes them. `kjudge
+  // localize` feeds a stage's exact or computed values to the launches after it this way.
+  virtual CaseData prepare_on(const Case& c, std::vector<HostTensor> inputs) = 0;
   // As reference_on, with the reference's T = kj::rounded<float, F> (`format`: "tf32", "bf16",
   // "f16"): every operation rounded to F, as a kernel that computes in F (its accumulator
   // included), not only reads in it. All formats built in one go on the first call; nullopt

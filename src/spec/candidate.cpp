@@ -120,6 +120,46 @@ void load_requirements(const toml::node& node, const Problem& problem, const Tom
   }
 }
 
+// A scratch buffer's `stage`: the problem's stage it holds, in the stage's dtype, one buffer
+// per stage.
+void load_scratch_stage(const toml::node& node, const Problem& problem, const Candidate& c,
+                        const TomlContext& ctx, ScratchSpec& s) {
+  const std::string field = fmt::format("scratch[{}].stage", c.scratch.size());
+  s.stage = detail::need_string(node, field, ctx);
+  const StageSpec* stage = problem.find_stage(s.stage);
+  if (!stage)
+    ctx.fail(node, field,
+             problem.stages.empty()
+                 ? fmt::format("no stage '{}': problem '{}' declares no [[stage]]", s.stage,
+                               problem.name)
+                 : fmt::format("no stage '{}' in problem '{}'", s.stage, problem.name));
+  if (stage->dtype != s.dtype)
+    ctx.fail(node, field,
+             fmt::format("scratch '{}' is {}, but stage '{}' is {}: a stage's buffer holds its "
+                         "interface dtype",
+                         s.name, dtype_name(s.dtype), s.stage, dtype_name(stage->dtype)));
+  for (const ScratchSpec& other : c.scratch)
+    if (other.stage == s.stage)
+      ctx.fail(node, field,
+               fmt::format("scratch '{}' holds stage '{}' already", other.name, s.stage));
+}
+
+// A launch's `stage`: the launch completes that stage in the scratch buffer that holds it, so
+// the buffer is among its args.
+void check_launch_stage(const LaunchSpec& l, const std::string& field, const Candidate& c) {
+  if (l.stage.empty()) return;
+  const auto buffer = std::find_if(c.scratch.begin(), c.scratch.end(),
+                                   [&](const ScratchSpec& s) { return s.stage == l.stage; });
+  if (buffer == c.scratch.end())
+    throw SpecError(l.where, fmt::format("{}.stage: no scratch buffer holds stage '{}' (give it "
+                                         "`stage = \"{}\"` in [[scratch]])",
+                                         field, l.stage, l.stage));
+  if (std::find(l.args.begin(), l.args.end(), buffer->name) == l.args.end())
+    throw SpecError(l.where, fmt::format("{}.stage: the launch completes stage '{}' but does not "
+                                         "take its buffer '{}' among its args",
+                                         field, l.stage, buffer->name));
+}
+
 } // namespace
 
 Candidate parse_candidate(std::string source, const std::string& name, const Problem& problem) {
@@ -177,13 +217,14 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
     scope.tensors.insert(out.name);
     taken.emplace(out.name, "an output of the problem");
   }
+  for (const StageSpec& s : problem.stages) scope.stages.insert(s.name);
 
   if (const toml::node* n = root.get("scratch")) {
     const toml::array& arr = detail::need_array(*n, "scratch", ctx);
     for (std::size_t i = 0; i < arr.size(); ++i) {
       const std::string field = fmt::format("scratch[{}]", i);
       const toml::table& t = detail::need_table(arr[i], field, ctx);
-      detail::check_keys(t, {"name", "dtype", "shape", "init"}, field, ctx);
+      detail::check_keys(t, {"name", "dtype", "shape", "init", "stage"}, field, ctx);
       ScratchSpec s;
       s.where = ctx.at(t, field);
       const toml::node& nn = detail::need_key(t, "name", field, ctx);
@@ -208,6 +249,7 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
         if (!rule) ctx.fail(*in, f, fmt::format("unknown value '{}' (known: poison, zero)", word));
         s.init = *rule;
       }
+      if (const toml::node* st = t.get("stage")) load_scratch_stage(*st, problem, c, ctx, s);
       scope.tensors.insert(s.name);
       c.scratch.push_back(std::move(s));
     }
@@ -229,6 +271,7 @@ Candidate parse_candidate(std::string source, const std::string& name, const Pro
     const std::string f = fmt::format("launch[{}]", i);
     c.source.launches.push_back(
         detail::parse_launch(detail::need_table(launches[i], f, ctx), f, scope, ctx));
+    check_launch_stage(c.source.launches.back(), f, c);
   }
 
   // Public shape sets only: see the file comment.

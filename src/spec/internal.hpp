@@ -104,6 +104,7 @@ struct NameScope {
   std::set<std::string, std::less<>> int_names; // dims and integer scalars: for expressions
   std::set<std::string, std::less<>> tensors;   // inputs, outputs, and a candidate's scratch
   std::set<std::string, std::less<>> scalars;   // every scalar, integer or float
+  std::set<std::string, std::less<>> stages;    // the problem's stages, for a launch's `stage`
 };
 
 // One [[launch]] table (of a problem's reference/golden or of a candidate), names checked.

@@ -64,7 +64,7 @@ void Loader::load(const toml::table& root) {
                      {"name", "summary", "tier", "nan", "signed_zero", "nondeterministic",
                       "floor_bytes", "floor_flops", "memory_limit", "allowed_options", "forbid",
                       "dims", "input", "scalar", "output", "reference", "golden", "baseline",
-                      "may_require", "case", "downgrades"},
+                      "may_require", "case", "downgrades", "stage"},
                      "", ctx);
   p.dir = dir;
   p.name = detail::need_string(detail::need_key(root, "name", "", ctx), "name", ctx);
@@ -114,6 +114,7 @@ void Loader::load(const toml::table& root) {
     scope.tensors.insert(in.name);
   for (const OutputSpec& out : p.outputs)
     scope.tensors.insert(out.name);
+  if (const toml::node* n = root.get("stage")) load_stages(*n);
   if (const toml::node* n = root.get("may_require")) {
     const std::vector<std::string> texts = detail::string_list(*n, "may_require", ctx);
     const toml::array& arr = *n->as_array();
@@ -129,6 +130,7 @@ void Loader::load(const toml::table& root) {
   if (const toml::node* n = root.get("golden"))
     p.golden = load_kernel_source(detail::need_table(*n, "golden", ctx), "golden");
   if (const toml::node* n = root.get("baseline")) load_baselines(*n);
+  check_stages(root);
   for (std::size_t i = 0; i < p.inputs.size(); ++i) {
     InputSpec& in = p.inputs[i];
     if (in.dist.kind != Distribution::Kind::file) continue;
@@ -423,6 +425,12 @@ const OutputSpec* Problem::find_output(std::string_view n) const {
 }
 const ScalarSpec* Problem::find_scalar(std::string_view n) const {
   for (const ScalarSpec& s : scalars)
+    if (s.name == n) return &s;
+  return nullptr;
+}
+
+const StageSpec* Problem::find_stage(std::string_view n) const {
+  for (const StageSpec& s : stages)
     if (s.name == n) return &s;
   return nullptr;
 }

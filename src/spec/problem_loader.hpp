@@ -80,6 +80,8 @@ struct Loader {
   PolicySpec load_policy_table(const toml::table& t, const std::string& field);
   void load_outputs(const toml::node& node);
   void load_adopted_cases(const toml::node& node);
+  void load_stages(const toml::node& node);
+  void check_stages(const toml::table& root);
   void load_output_init(OutputSpec& out, const toml::node& node, const std::string& field);
   void check_policy_fits_tier(const OutputSpec& out, const toml::node& node,
                               const std::string& field);

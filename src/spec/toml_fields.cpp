@@ -242,7 +242,8 @@ std::vector<Expr> dim_list(const toml::table& table, std::string_view key, const
 LaunchSpec parse_launch(const toml::table& table, const std::string& field, const NameScope& scope,
                         const TomlContext& ctx) {
   check_keys(table,
-             {"kernel", "grid", "block", "shared", "cluster", "cooperative", "args", "repeat"},
+             {"kernel", "grid", "block", "shared", "cluster", "cooperative", "args", "repeat",
+              "stage"},
              field, ctx);
   LaunchSpec l;
   l.where = ctx.at(table, field);
@@ -262,6 +263,15 @@ LaunchSpec parse_launch(const toml::table& table, const std::string& field, cons
     l.cooperative = need_bool(*n, join(field, "cooperative"), ctx);
   if (const toml::node* n = table.get("repeat"))
     l.repeat = expr_value(*n, join(field, "repeat"), ctx);
+  if (const toml::node* n = table.get("stage")) {
+    l.stage = need_string(*n, join(field, "stage"), ctx);
+    if (!scope.stages.contains(l.stage))
+      ctx.fail(*n, join(field, "stage"),
+               scope.stages.empty()
+                   ? fmt::format("no stage '{}': the problem declares no [[stage]]", l.stage)
+                   : fmt::format("no stage '{}' (the problem's stages: {})", l.stage,
+                                 fmt::join(scope.stages, ", ")));
+  }
 
   // `i` is the repeat index; outside a repeated launch it is just an unknown name.
   std::set<std::string, std::less<>> names = scope.int_names;

@@ -200,7 +200,7 @@ std::vector<Diagnostic> check_launch_signatures(const Problem& problem, const Ke
   }
 
   auto classify = [&](const std::string& arg, const LaunchSpec& launch, std::string& why) {
-    if (problem.find_input(arg) || problem.find_output(arg) ||
+    if (problem.find_input(arg) || problem.find_output(arg) || problem.find_stage(arg) ||
         std::any_of(scratch.begin(), scratch.end(),
                     [&](const ScratchSpec& s) { return s.name == arg; })) {
       return ArgKind::tensor;
@@ -335,6 +335,8 @@ std::vector<Diagnostic> check_launch_signatures(const Problem& problem, const Ke
           dtype = in->dtype;
         } else if (const OutputSpec* o = problem.find_output(arg)) {
           dtype = o->dtype;
+        } else if (const StageSpec* stage = problem.find_stage(arg)) {
+          dtype = stage->dtype;
         } else {
           dtype = std::find_if(scratch.begin(), scratch.end(),
                                [&](const ScratchSpec& s) { return s.name == arg; })->dtype;

@@ -102,6 +102,15 @@ void CudaOracle::run_plan(const CompiledPlan& plan, const Module& module, const 
     pointers[problem_.inputs[i].name] = inputs[i];
   for (std::size_t o = 0; o < problem_.outputs.size(); ++o)
     pointers[problem_.outputs[o].name] = outputs[o];
+  // The stages between the plan's launches: buffers of the oracle's own, poisoned.
+  std::vector<DeviceBuffer> stages;
+  for (const StageSpec& s : problem_.stages) {
+    const DType dtype = role == "golden" ? DType::f64 : s.dtype;
+    const std::size_t bytes = tensor_bytes(dtype, eval_shape(s.shape, data.env, s.name, s.where));
+    stages.emplace_back(std::max<std::size_t>(bytes, 1));
+    builtins_->fill_pattern(stages.back().ptr(), bytes, poison_pattern(0, dtype), context_.stream());
+    pointers[s.name] = stages.back().ptr();
+  }
   std::size_t failed = 0;
   try {
     std::optional<CudaEvent> start, end;
@@ -255,6 +264,18 @@ std::vector<HostTensor> CudaOracle::reference_plan_on(const CompiledPlan& plan,
   upload_initial(data);
   make_plan_outputs(plan, module, data, false, c.id, nullptr);
   return outputs_on_host(data.device_reference, data, false);
+}
+
+CaseData CudaOracle::prepare_on(const Case& c, std::vector<HostTensor> inputs) {
+  CaseData data = case_frame(problem_, c);
+  for (const HostTensor& t : inputs) data.master.push_back(uploaded(t));
+  data.initial = initial_outputs(problem_, data, c, 0);
+  upload_initial(data);
+  if (need_golden_)
+    make_plan_outputs(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true,
+                      c.id, nullptr);
+  make_plan_outputs(reference_, *reference_module_, data, false, c.id, nullptr);
+  return data;
 }
 
 std::vector<HostTensor> CudaOracle::reference_on(const Case& c, std::vector<HostTensor> inputs) {

@@ -128,6 +128,7 @@ void HostOracle::make_plan_outputs(const CompiledPlan& plan, const HostBuiltModu
   std::vector<HostTensor> outputs;
   for (std::size_t o = 0; o < n_out; ++o)
     outputs.emplace_back(dtype_of(o), data.output_shapes[o]);
+  std::vector<HostTensor> stages = stage_buffers(problem_, data.env, golden);
 
   // One run on fresh poison; returns its launches' CPU time (bench's reference timing).
   auto run = [&](int poison_run) {
@@ -149,6 +150,10 @@ void HostOracle::make_plan_outputs(const CompiledPlan& plan, const HostBuiltModu
         break;
       }
       pointers[problem_.outputs[o].name] = t.bytes().data();
+    }
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      fill_pattern(stages[s].bytes(), poison_pattern(poison_run, stages[s].dtype()));
+      pointers[problem_.stages[s].name] = stages[s].bytes().data();
     }
     double cpu_ms = 0;
     const std::string failed =
@@ -210,6 +215,17 @@ CaseData HostOracle::prepare(const Case& c) {
                       c.id, 0);
   make_plan_outputs(reference_, *reference_module_, data, false, c.id,
           c.case_class() == "public" ? timed_runs_ : 0);
+  return data;
+}
+
+CaseData HostOracle::prepare_on(const Case& c, std::vector<HostTensor> inputs) {
+  CaseData data = case_frame(problem_, c);
+  data.host_master = std::move(inputs);
+  data.initial = initial_outputs(problem_, data, c, 0);
+  if (need_golden_)
+    make_plan_outputs(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true,
+                      c.id, 0);
+  make_plan_outputs(reference_, *reference_module_, data, false, c.id, 0);
   return data;
 }
 

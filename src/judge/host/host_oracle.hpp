@@ -42,6 +42,7 @@ public:
 
   CaseData prepare(const Case& c) override;
   std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
+  CaseData prepare_on(const Case& c, std::vector<HostTensor> inputs) override;
   std::optional<std::vector<HostTensor>> rounded_reference_on(const Case& c,
                                                               std::vector<HostTensor> inputs,
                                                               std::string_view format) override;

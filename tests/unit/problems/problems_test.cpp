@@ -190,6 +190,7 @@ struct ExpectEntry {
   std::optional<std::string> expect_host;  // the host backend's answer, where it differs
   std::optional<std::string> expect_bench; // `kjudge bench`'s verdict on the GPU
   std::optional<std::string> known_gap;    // what would catch a trap kjudge cannot catch yet
+  std::optional<std::string> expect_localize; // `kjudge localize`'s culprit ("stage:h", "none")
 };
 
 // The defences of docs/design.md "Defences" that have a KJ_TEST_DISABLE switch (defences.hpp): a
@@ -218,7 +219,9 @@ std::vector<ExpectEntry> read_expect(const fs::path& dir) {
       ADD_FAILURE() << at << " is not a table";
       continue;
     }
-    expect_keys(*t, {"file", "expect", "why", "defence", "expect_host", "expect_bench", "known_gap"},
+    expect_keys(*t,
+                {"file", "expect", "why", "defence", "expect_host", "expect_bench", "known_gap",
+                 "expect_localize"},
                 at);
     const auto f = (*t)["file"].value<std::string>();
     const auto e = (*t)["expect"].value<std::string>();
@@ -227,12 +230,14 @@ std::vector<ExpectEntry> read_expect(const fs::path& dir) {
       ADD_FAILURE() << at << ": needs file, expect and why (strings)";
       continue;
     }
-    ExpectEntry entry{*f, *e, *w, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    ExpectEntry entry{*f, *e, *w, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                      std::nullopt};
     bool strings = true;
     for (auto [key, field] : {std::pair{"defence", &entry.defence},
                               std::pair{"expect_host", &entry.expect_host},
                               std::pair{"expect_bench", &entry.expect_bench},
-                              std::pair{"known_gap", &entry.known_gap}}) {
+                              std::pair{"known_gap", &entry.known_gap},
+                              std::pair{"expect_localize", &entry.expect_localize}}) {
       const toml::node* n = t->get(key);
       if (!n) continue;
       const auto s = n->value<std::string>();

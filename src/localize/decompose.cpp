@@ -1,0 +1,160 @@
+// kj::localize::localize: the exact-substitution decomposition. Per case, one run of the
+// candidate with its stages exposed (with_stages_as_outputs) gives device_B and device_C(device_B);
+// per stage, the launches after its cut run on the golden's stage rounded to the interface dtype
+// (device_C(exact_B)), and the golden's launches after it on the candidate's stage
+// (exact_C(device_B)) and on the reference's; then the terms, element by element, in the
+// statistic the output's gate judges.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "judge/backend.hpp"
+#include "judge/case_oracle.hpp"
+#include "judge/check_settings.hpp"
+#include "judge/host/host_backend.hpp"
+#include "judge/kernel_under_test.hpp"
+#include "kjudge/compare.hpp"
+#include "kjudge/cuda.hpp"
+#include "kjudge/error.hpp"
+#include "kjudge/localize.hpp"
+#include "localize/localize_internal.hpp"
+
+namespace kj::localize {
+
+using namespace kj::judge;
+
+namespace {
+
+// One backend over one derived problem, with a runner of the matching derived candidate
+// started on it. The settings hold a reference to the options: both live here.
+struct Side {
+  Problem problem;
+  Candidate candidate;
+  CheckOptions options;
+  CheckSettings settings{options};
+  PhaseTrace trace;
+  Verdict verdict;
+  std::unique_ptr<CheckBackend> backend;
+  std::unique_ptr<KernelUnderTest> runner;
+
+  Side(Problem p, Candidate c, const CheckOptions& o, Backend b)
+      : problem(std::move(p)), candidate(std::move(c)), options(o) {
+    settings.backend = b;
+    settings.trace = &trace;
+    if (auto refused = resolve_check_settings(settings, verdict))
+      throw SpecError({}, "localize: " + *refused);
+    CaseCache* no_cache = nullptr;
+    backend = make_backend(settings, problem, no_cache, verdict);
+    runner = backend->make_runner("candidate", candidate);
+    if (auto failed = runner->start())
+      throw SpecError({candidate.path.string(), "", 0, 0},
+                      fmt::format("localize: the candidate's launches {} cannot start: {}: {}",
+                                  problem.reference.launches.empty() ? "" : "after a cut",
+                                  reason_name(failed->reason), failed->message.substr(0, 400)));
+  }
+
+  CaseData prepared(const Case& c) {
+    CaseData d = backend->oracle().prepare(c);
+    backend->complete_host_copies(d);
+    return d;
+  }
+  CaseData prepared_on(const Case& c, std::vector<HostTensor> inputs) {
+    CaseData d = backend->oracle().prepare_on(c, std::move(inputs));
+    backend->complete_host_copies(d);
+    return d;
+  }
+  // The candidate's outputs (this problem's) on `d`, or why it did not run clean.
+  std::vector<HostTensor> run(const Case& c, const CaseData& d) {
+    RunOutcome r = runner->run(c, d, 0);
+    if (did_not_run(r) || r.reason != Reason::none)
+      throw SpecError({candidate.path.string(), "", 0, 0},
+                      fmt::format("localize: case {}: the candidate's run ended in {}: {}", c.id,
+                                  reason_name(r.reason), r.message.substr(0, 300)));
+    backend->outputs_to_host(r, d.output_shapes);
+    return std::move(r.outputs);
+  }
+};
+
+Backend chosen_backend(Backend asked) {
+  if (asked != Backend::automatic) return asked;
+  return cuda_available() ? Backend::cuda : Backend::host;
+}
+
+// The cases to decompose: the check's plan without hidden sets and special values (their
+// errors are non-finite by design), at most `max`, or the one asked for.
+std::vector<Case> cases_to_decompose(const Problem& p, Backend backend,
+                                     const LocalizeOptions& o) {
+  CaseOptions co;
+  co.include_hidden = false;
+  co.special_values = false;
+  std::string budget;
+  const CasePlan plan = backend == Backend::host ? host_case_plan(p, co, budget)
+                                                 : enumerate_cases(p, co);
+  std::vector<Case> out;
+  for (const Case& c : plan.cases) {
+    if (o.only_case && c.id != *o.only_case) continue;
+    out.push_back(c);
+    if (!o.only_case && static_cast<int>(out.size()) >= o.max_cases) break;
+  }
+  if (out.empty())
+    throw SpecError({p.dir.string(), "", 0, 0},
+                    o.only_case ? fmt::format("localize: no case '{}' in the plan", *o.only_case)
+                                : std::string("localize: the plan has no case to decompose"));
+  return out;
+}
+
+std::vector<HostTensor> with_stage(std::vector<HostTensor> inputs, HostTensor stage) {
+  inputs.push_back(std::move(stage));
+  return inputs;
+}
+
+} // namespace
+
+Localization localize(const Problem& problem, const Candidate& candidate,
+                      const LocalizeOptions& options) {
+  if (auto why = unsplittable(problem, candidate))
+    throw SpecError({candidate.path.string(), "", 0, 0}, *why);
+  Localization l;
+  l.harness = check(problem, candidate, options.check);
+  const Backend backend = chosen_backend(options.check.backend);
+
+  Side whole(with_stages_as_outputs(problem), with_stages_as_outputs(problem, candidate),
+             options.check, backend);
+  std::vector<std::unique_ptr<Side>> cuts;
+  for (std::size_t s = 0; s < problem.stages.size(); ++s)
+    cuts.push_back(std::make_unique<Side>(after_cut(problem, s),
+                                          after_cut(problem, candidate, s), options.check,
+                                          backend));
+
+  const std::size_t n_out = problem.outputs.size();
+  Accumulator acc(problem);
+  for (const Case& c : cases_to_decompose(problem, backend, options)) {
+    l.cases.push_back(c.id);
+    const CaseData d = whole.prepared(c);
+    const std::vector<HostTensor> device = whole.run(c, d);
+    const std::vector<HostTensor> inputs = whole.backend->oracle().inputs_on_host(d);
+    for (std::size_t s = 0; s < problem.stages.size(); ++s) {
+      const StageSpec& stage = problem.stages[s];
+      const HostTensor& exact = d.golden[n_out + s];
+      const HostTensor& mine = device[n_out + s];
+      const HostTensor& ref = d.reference[n_out + s];
+      acc.stage_error(s, exact, mine, ref);
+      Side& cut = *cuts[s];
+      const CaseData on_exact = cut.prepared_on(c, with_stage(inputs, exact.converted(stage.dtype)));
+      const std::vector<HostTensor> own = cut.run(c, on_exact);
+      const CaseData on_mine = cut.prepared_on(c, with_stage(inputs, mine));
+      const CaseData on_ref = cut.prepared_on(c, with_stage(inputs, ref));
+      for (std::size_t o = 0; o < n_out; ++o) {
+        if (!is_float(problem.outputs[o].dtype)) continue;
+        CutTensors t{d.golden[o],      device[o],         on_mine.golden[o], own[o],
+                     on_exact.golden[o], d.reference[o], on_ref.golden[o],  on_exact.reference[o]};
+        acc.cut(s, o, t);
+      }
+    }
+  }
+  acc.finish(l);
+  return l;
+}
+
+} // namespace kj::localize
