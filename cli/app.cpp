@@ -246,8 +246,20 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   loc->add_option("--case", lo.case_id, "decompose this case alone");
   loc->add_option("--cases", lo.max_cases, "decompose at most N cases (default 8)")
       ->check(CLI::PositiveNumber);
+  loc->add_option("--baseline", lo.baseline,
+                  "the version before a fix: what it should not have moved must not have");
+  loc->add_option("--fixed", lo.fixed, "with --baseline: the stage the fix changed");
   loc->add_option("--cache", lo.cache, "the NVRTC cache folder");
   loc->add_option("--json", lo.json, "write the JSON report to FILE, or - for stdout");
+
+  auto* wi = app->add_subcommand("whatif", "precision schemes of a staged problem's intermediates");
+  WhatifArgs& w = into.whatif;
+  wi->add_option("PROBLEM", w.problem, "a problem folder with [[stage]] tables")->required();
+  wi->add_option("--scheme", w.scheme, "a TOML file of [[scheme]] tables")->required();
+  wi->add_option("--cases", w.max_cases, "replay at most N cases of the host plan (default 64)")
+      ->check(CLI::PositiveNumber);
+  wi->add_option("--cache", w.cache, "the NVRTC cache folder");
+  wi->add_option("--json", w.json, "write the JSON report to FILE, or - for stdout");
 
   auto* card = app->add_subcommand("card", "write a problem's tolerance card from its audit");
   card->add_option("PROBLEM", into.card.problem, "a problem folder")->required();

@@ -158,7 +158,16 @@ struct LocalizeArgs {
   std::string cache;
   std::string case_id;     // --case ID: that case alone
   int max_cases = 8;
+  std::string baseline;    // --baseline OLD.cu: the untouched-leaf control
+  std::string fixed;       // --fixed STAGE
   std::string json;        // FILE, or - for stdout
+};
+
+struct WhatifArgs {
+  std::string problem, scheme;
+  std::string cache;
+  int max_cases = 64;
+  std::string json; // FILE, or - for stdout
 };
 
 struct CardArgs {
@@ -180,6 +189,7 @@ struct Invocation {
   AuditArgs audit;
   CardArgs card;
   LocalizeArgs localize;
+  WhatifArgs whatif;
   KernelbenchArgs kernelbench;
   RunArgs run;
   MergeArgs merge;
@@ -206,6 +216,7 @@ int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err);
 int run_audit(const AuditArgs& args, std::ostream& out, std::ostream& err);
 int run_card(const CardArgs& args, std::ostream& out, std::ostream& err);
 int run_localize(const LocalizeArgs& args, std::ostream& out, std::ostream& err);
+int run_whatif(const WhatifArgs& args, std::ostream& out, std::ostream& err);
 // `kjudge run` and `kjudge merge`.
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
 int run_merge(const MergeArgs& args, std::ostream& out, std::ostream& err);

@@ -39,6 +39,7 @@ int dispatch(CLI::App& app, const Invocation& in, std::ostream& out, std::ostrea
   if (app.got_subcommand("mutate")) return run_mutate(in.mutate, out, err);
   if (app.got_subcommand("audit")) return run_audit(in.audit, out, err);
   if (app.got_subcommand("localize")) return run_localize(in.localize, out, err);
+  if (app.got_subcommand("whatif")) return run_whatif(in.whatif, out, err);
   if (app.got_subcommand("card")) return run_card(in.card, out, err);
   if (app.got_subcommand("kernelbench"))
     return run_python_module("kernelbench", "kjudge.kernelbench",

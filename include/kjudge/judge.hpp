@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 
@@ -81,6 +83,25 @@ struct TimingOptions {
 inline constexpr double kCudaTimeBudgetS = 10;
 inline constexpr double kHostTimeBudgetS = 120;
 
+// Judges sharing one device (serve's and run's --jobs): checks run side by side and a bench's
+// timing alone, so no neighbour's kernels land in its timings. A waiting bench keeps new checks
+// out (the gate), or a steady stream of checks could hold the device from it for good.
+class DeviceTurn {
+public:
+  std::shared_lock<std::shared_mutex> beside() {
+    { const std::lock_guard<std::mutex> wait_behind_a_bench(gate_); }
+    return std::shared_lock<std::shared_mutex>(turn_);
+  }
+  std::unique_lock<std::shared_mutex> alone() {
+    const std::lock_guard<std::mutex> first_in_line(gate_);
+    return std::unique_lock<std::shared_mutex>(turn_);
+  }
+
+private:
+  std::mutex gate_;
+  std::shared_mutex turn_;
+};
+
 struct CheckOptions {
   CaseOptions cases;
   Backend backend = Backend::automatic;
@@ -118,6 +139,9 @@ struct CheckOptions {
   // Bench (CUDA): once every case passed, the timing loop on the first case of each public
   // shape set (src/judge/cuda/timing_loop.hpp); the verdict gets runtimes, floor and resources.
   std::optional<TimingOptions> gpu_timing;
+  // Judges sharing the device (null: none): the check holds its turn beside the others, a CUDA
+  // bench's timing loop alone, and a host bench (whose timed runs are in its cases) all of it.
+  DeviceTurn* device_turn = nullptr;
   bool fail_fast = false;                   // stop at the first failing case
   std::optional<std::string> only_case;     // --case ID
   std::optional<std::filesystem::path> against;  // --against OLD.cu: exact tier vs an old kernel

@@ -78,13 +78,28 @@ struct StageError {
 
 struct LocalizeOptions {
   CheckOptions check;          // backend, self_exe, caches: as `kjudge check`
+  // --baseline OLD.cu: the version before a fix, run on the same cases (the untouched-leaf
+  // control); --fixed STAGE: the stage the fix meant to change (default: the first that moved).
+  std::optional<Candidate> baseline;
+  std::string fixed_stage;
   std::optional<std::string> only_case;
   int max_cases = 8;           // of the check's plan, without special values (their errors are
                                // non-finite by design)
 };
 
+// One stage or output of the --baseline control: how many elements differ from the old
+// version's, bit for bit, over the cases; upstream of the fixed stage nothing may.
+struct LeafControl {
+  std::string tensor;
+  std::int64_t differing = 0;
+  bool must_not_move = false; // upstream of the fixed stage: no path from the change
+};
+
 struct Localization {
   Verdict harness;                        // the check's verdict: read every figure with it
+  std::vector<LeafControl> leaves;        // with --baseline, stages then outputs
+  std::string fixed_stage;                // with --baseline: the stage the fix changed
+  std::vector<std::string> moved_leaves;  // must_not_move tensors that moved: the control fails
   std::vector<std::string> cases;         // the cases decomposed
   std::vector<StageError> stage_errors;
   std::vector<CutAtOutput> cuts;          // per stage, per problem output
@@ -103,5 +118,48 @@ Localization localize(const Problem& problem, const Candidate& candidate,
 
 std::string localization_text(const Localization& l);
 nlohmann::json localization_json(const Localization& l);
+
+// ---- what if (`kjudge whatif`): precision schemes replayed through the golden -----------------
+
+// How a scheme stores each stage between the launches: a float dtype ("bf16", "f32"), or a
+// split into N terms of one ("bf16x2": hi = bf16(v), lo = bf16(v - hi), the value hi + lo).
+struct Representation {
+  DType dtype = DType::f64;
+  int terms = 1;
+  std::string text;
+};
+Representation parse_representation(std::string_view text, const Location& where);
+// `v` as the representation holds it.
+double represented(const Representation& r, double v);
+
+struct Scheme {
+  std::string name;
+  std::vector<Representation> stages; // parallel to Problem::stages
+};
+// A TOML file of [[scheme]] tables: `name` and one key per stage of the problem (every stage
+// named, nothing else); errors name the file, the table and the key.
+std::vector<Scheme> load_schemes(const std::filesystem::path& file, const Problem& problem);
+
+struct WhatIfRow {
+  std::string scheme, shape_set; // a declared shape set, its perturbations included
+  int cases = 0, passed = 0;
+  double worst_ratio = 0;  // the gate's largest error over its bound, over the cases
+  std::string first_failure;
+};
+struct WhatIf {
+  std::vector<std::string> schemes, shape_sets;
+  std::vector<WhatIfRow> rows; // scheme-major
+};
+struct WhatIfOptions {
+  CheckOptions check; // self_exe and caches; the host backend always
+  int max_cases = 64;
+};
+// Each scheme over the host plan's cases (no hidden sets, no special values): the stages exact
+// (the golden's launches in f64), each stored as the scheme says before the next launches read
+// it, the outputs rounded to their dtype and judged by the problem's own gate against its golden
+// and reference. No candidate and no GPU.
+WhatIf whatif(const Problem& problem, const std::vector<Scheme>& schemes, const WhatIfOptions& o);
+std::string whatif_text(const WhatIf& w);
+nlohmann::json whatif_json(const WhatIf& w);
 
 } // namespace kj::localize

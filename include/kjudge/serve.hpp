@@ -63,7 +63,8 @@ public:
   // "spec_error" (the problem does not load, the candidate file does not exist). A candidate
   // whose launch plan does not parse is the candidate's failure: a FAIL(launch_error) verdict.
   // "id" is the request's own, echoed (null when it had none). Never throws.
-  nlohmann::json handle(const nlohmann::json& request);
+  // `device_turn`: judges sharing the device (CheckOptions::device_turn); null: none.
+  nlohmann::json handle(const nlohmann::json& request, DeviceTurn* device_turn = nullptr);
 
   // The kept cases: hits, misses, entries, bytes (all zero without a cache).
   CaseCacheStats case_cache_stats() const;

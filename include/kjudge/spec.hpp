@@ -313,6 +313,10 @@ struct Problem {
   const RecordedBaseline* find_baseline(std::string_view gpu, const Env& set_dims) const;
 };
 
+// The reference's float role T: the dtype of the first float input (else of the first float
+// output; f32 when the problem has no float tensor).
+DType problem_float_dtype(const Problem& problem);
+
 // Read and check a problem folder (or a path to its problem.toml).
 Problem load_problem(const std::filesystem::path& dir_or_toml);
 

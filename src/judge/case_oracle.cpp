@@ -108,14 +108,6 @@ std::vector<HostTensor> stage_buffers(const Problem& problem, const Env& env, bo
   return buffers;
 }
 
-DType problem_float_dtype(const Problem& problem) {
-  for (const auto& in : problem.inputs)
-    if (is_float(in.dtype)) return in.dtype;
-  for (const auto& out : problem.outputs)
-    if (is_float(out.dtype)) return out.dtype;
-  return DType::f32;
-}
-
 ReferenceBuilds reference_builds(const Problem& problem, const CompiledPlan& reference,
                                  const CompiledPlan* golden) {
   auto expressions_of = [](const std::vector<LaunchSpec>& launches) {

@@ -172,9 +172,7 @@ std::uint64_t largest_case_elements(const Problem& problem, const std::vector<co
 const Precondition* unmet_precondition(const Problem& problem, const Candidate& candidate,
                                        const Case& c);
 
-// The reference's float role T: the dtype of the first float input (else of the first float
-// output; f32 when the problem has no float tensor).
-DType problem_float_dtype(const Problem& problem);
+using kj::problem_float_dtype; // kjudge/spec.hpp
 
 // Each case's inputs, golden and reference, on either backend.
 class CaseOracle {

@@ -415,6 +415,16 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
   v.manifest.trust = v.manifest.backend; // whose observation the verdict is
   if (settings.backend == Backend::cuda && !gpu)
     return draft.skipped(fmt::format("no usable GPU: {}", why));
+  // The device's turn: beside the other judges, or alone for a host bench, whose timed runs are
+  // in its cases; a CUDA bench takes it alone for its timing loop only (below).
+  std::shared_lock<std::shared_mutex> beside;
+  std::unique_lock<std::shared_mutex> alone;
+  if (options.device_turn) {
+    if (settings.backend == Backend::host && options.timed_runs > 0)
+      alone = options.device_turn->alone();
+    else
+      beside = options.device_turn->beside();
+  }
   try {
     v.manifest.nvrtc_version = nvrtc_version();
     CasePlan plan;
@@ -447,6 +457,10 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
     if (!judged.halted && v.cases.size() == cases.size() &&
         std::all_of(v.cases.begin(), v.cases.end(), [](const CaseFinding& f) { return f.pass(); })) {
       backend->reach_unrun_lines(loop, judged, cases, v);
+      if (beside.owns_lock() && options.gpu_timing) {
+        beside.unlock();
+        alone = options.device_turn->alone();
+      }
       const auto timing = std::chrono::steady_clock::now();
       backend->time_public_cases(*kernels.candidate, cases, v);
       v.judge_time.timing_ms = milliseconds_since(timing);

@@ -186,10 +186,11 @@ CheckRequest read_request(const json& request, const CheckOptions& defaults) {
 
 } // namespace
 
-json Judge::handle(const json& request) {
+json Judge::handle(const json& request, DeviceTurn* device_turn) {
   const json id = request.is_object() && request.contains("id") ? request["id"] : json(nullptr);
   try {
-    const CheckRequest r = read_request(request, options_.defaults);
+    CheckRequest r = read_request(request, options_.defaults);
+    r.options.device_turn = device_turn;
     const Problem& p = problem(r.problem);
     Verdict v;
     std::optional<Candidate> candidate;
@@ -222,16 +223,9 @@ json Judge::handle(const json& request) {
 
 namespace {
 
-bool is_bench_request(const json& request) {
-  if (!request.is_object()) return false;
-  const auto op = request.find("op");
-  return op != request.end() && op->is_string() && op->get<std::string>() == "bench";
-}
-
 // A request line's answer: the judge's, or a bad_request for a line that is not JSON. With
-// `turn` (judges sharing a device), a check holds it shared and a bench alone.
-json answer_to(Judge& judge, const std::string& line, long number,
-               std::shared_mutex* turn = nullptr) {
+// `turn` (judges sharing a device), the check takes its turn (CheckOptions::device_turn).
+json answer_to(Judge& judge, const std::string& line, long number, DeviceTurn* turn = nullptr) {
   json request;
   try {
     request = json::parse(line);
@@ -239,13 +233,7 @@ json answer_to(Judge& judge, const std::string& line, long number,
     return error_answer(nullptr, "bad_request",
                         fmt::format("line {}: not JSON: {}", number, e.what()));
   }
-  if (turn == nullptr) return judge.handle(request);
-  if (is_bench_request(request)) {
-    const std::unique_lock<std::shared_mutex> alone(*turn);
-    return judge.handle(request);
-  }
-  const std::shared_lock<std::shared_mutex> beside(*turn);
-  return judge.handle(request);
+  return judge.handle(request, turn);
 }
 
 void write_answer(std::ostream& out, const json& answer) {
@@ -256,9 +244,8 @@ void write_answer(std::ostream& out, const json& answer) {
 } // namespace
 
 // `jobs` judges per device, each on its own thread (its CUDA context is current there), each
-// taking the next request when it is free. On each device checks run side by side and a bench
-// runs alone (a shared lock for a check, an exclusive one for a bench), so no neighbour's
-// kernels land in its timings.
+// taking the next request when it is free. On each device checks run side by side and a bench's
+// timing alone (DeviceTurn), so no neighbour's kernels land in its timings.
 struct JudgePool::Impl {
   struct Job {
     RequestLine request;
@@ -268,7 +255,7 @@ struct JudgePool::Impl {
   std::condition_variable more;
   std::deque<Job> queue;
   bool closing = false;
-  std::map<int, std::shared_mutex> turns; // per device
+  std::map<int, DeviceTurn> turns; // per device
   std::vector<std::thread> judges;
 };
 

@@ -6,6 +6,7 @@
 // statistic the output's gate judges.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -109,6 +110,34 @@ std::vector<HostTensor> with_stage(std::vector<HostTensor> inputs, HostTensor st
   return inputs;
 }
 
+std::int64_t differing_elements(const HostTensor& a, const HostTensor& b) {
+  const std::size_t size = dtype_size(a.dtype());
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i)
+    n += std::memcmp(a.bytes().data() + i * size, b.bytes().data() + i * size, size) != 0;
+  return n;
+}
+
+// The untouched-leaf control from the per-tensor counts (stages, then outputs): the fixed stage
+// (a stage, or an output for the outputs' own launches) is the one named, else the first that
+// moved; every stage before it must not have moved.
+void judge_leaves(const Problem& problem, const std::vector<std::int64_t>& differing,
+                  const std::string& fixed, Localization& l) {
+  std::vector<std::string> names;
+  for (const StageSpec& s : problem.stages) names.push_back(s.name);
+  for (const OutputSpec& o : problem.outputs) names.push_back(o.name);
+  l.fixed_stage = fixed;
+  if (l.fixed_stage.empty())
+    for (std::size_t t = 0; t < names.size() && l.fixed_stage.empty(); ++t)
+      if (differing[t] > 0) l.fixed_stage = names[t];
+  bool upstream = !l.fixed_stage.empty();
+  for (std::size_t t = 0; t < names.size(); ++t) {
+    if (names[t] == l.fixed_stage) upstream = false;
+    l.leaves.push_back({names[t], differing[t], upstream});
+    if (upstream && differing[t] > 0) l.moved_leaves.push_back(names[t]);
+  }
+}
+
 } // namespace
 
 Localization localize(const Problem& problem, const Candidate& candidate,
@@ -127,12 +156,33 @@ Localization localize(const Problem& problem, const Candidate& candidate,
                                           after_cut(problem, candidate, s), options.check,
                                           backend));
 
+  std::unique_ptr<Side> old;
+  if (options.baseline) {
+    if (auto why = unsplittable(problem, *options.baseline))
+      throw SpecError({options.baseline->path.string(), "", 0, 0}, "--baseline: " + *why);
+    if (!options.fixed_stage.empty() && !problem.find_stage(options.fixed_stage) &&
+        !problem.find_output(options.fixed_stage))
+      throw SpecError({}, fmt::format("--fixed: no stage or output '{}' in problem '{}'",
+                                      options.fixed_stage, problem.name));
+    old = std::make_unique<Side>(with_stages_as_outputs(problem),
+                                 with_stages_as_outputs(problem, *options.baseline), options.check,
+                                 backend);
+  }
   const std::size_t n_out = problem.outputs.size();
+  const std::size_t n_stages = problem.stages.size();
+  std::vector<std::int64_t> differing(n_stages + n_out, 0); // stages, then outputs
   Accumulator acc(problem);
   for (const Case& c : cases_to_decompose(problem, backend, options)) {
     l.cases.push_back(c.id);
     const CaseData d = whole.prepared(c);
     const std::vector<HostTensor> device = whole.run(c, d);
+    if (old) {
+      const std::vector<HostTensor> before = old->run(c, d);
+      for (std::size_t s = 0; s < n_stages; ++s)
+        differing[s] += differing_elements(device[n_out + s], before[n_out + s]);
+      for (std::size_t o = 0; o < n_out; ++o)
+        differing[n_stages + o] += differing_elements(device[o], before[o]);
+    }
     const std::vector<HostTensor> inputs = whole.backend->oracle().inputs_on_host(d);
     for (std::size_t s = 0; s < problem.stages.size(); ++s) {
       const StageSpec& stage = problem.stages[s];
@@ -154,6 +204,7 @@ Localization localize(const Problem& problem, const Candidate& candidate,
     }
   }
   acc.finish(l);
+  if (old) judge_leaves(problem, differing, options.fixed_stage, l);
   return l;
 }
 

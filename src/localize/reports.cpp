@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kjudge/localize.hpp"
 #include "kjudge/report.hpp"
@@ -56,6 +57,18 @@ std::string localization_text(const Localization& l) {
     for (const std::string& f : o.failed) t += "    - " + f + "\n";
   }
   t += fmt::format("\nculprit: {} ({})\n", l.culprit, l.explanation);
+  if (!l.leaves.empty()) {
+    t += fmt::format("\nagainst --baseline, bit for bit (the fix changed {}):\n",
+                     l.fixed_stage.empty() ? std::string("nothing") : "stage:" + l.fixed_stage);
+    for (const LeafControl& leaf : l.leaves)
+      t += fmt::format("  {:<12} {}{}\n", leaf.tensor,
+                       leaf.differing == 0 ? std::string("identical")
+                                           : fmt::format("moved ({} elements differ)", leaf.differing),
+                       leaf.must_not_move ? " (upstream of the fix: must not move)" : "");
+    t += l.moved_leaves.empty()
+             ? std::string("untouched-leaf control: holds\n")
+             : fmt::format("untouched-leaf control: FAILS: {} moved\n", fmt::join(l.moved_leaves, ", "));
+  }
   return t;
 }
 
@@ -79,7 +92,16 @@ json localization_json(const Localization& l) {
                       {"assumptions_failed", c.orthogonality.failed},
                       {"note", "a diagnostic, never the verdict"}}}});
   }
+  json leaves = nullptr;
+  if (!l.leaves.empty()) {
+    leaves = {{"fixed_stage", l.fixed_stage}, {"moved", l.moved_leaves},
+              {"holds", l.moved_leaves.empty()}, {"tensors", json::array()}};
+    for (const LeafControl& leaf : l.leaves)
+      leaves["tensors"].push_back({{"tensor", leaf.tensor}, {"differing", leaf.differing},
+                                   {"must_not_move", leaf.must_not_move}});
+  }
   return {{"schema_version", 1},
+          {"baseline_control", leaves},
           {"harness", {{"outcome", outcome_name(l.harness.outcome)},
                        {"reason", reason_name(l.harness.reason)},
                        {"passed", l.harness.outcome == Outcome::pass},

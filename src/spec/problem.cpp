@@ -429,6 +429,14 @@ const ScalarSpec* Problem::find_scalar(std::string_view n) const {
   return nullptr;
 }
 
+DType problem_float_dtype(const Problem& problem) {
+  for (const auto& in : problem.inputs)
+    if (is_float(in.dtype)) return in.dtype;
+  for (const auto& out : problem.outputs)
+    if (is_float(out.dtype)) return out.dtype;
+  return DType::f32;
+}
+
 const StageSpec* Problem::find_stage(std::string_view n) const {
   for (const StageSpec& s : stages)
     if (s.name == n) return &s;

@@ -19,15 +19,6 @@ bool names_tensor(const LaunchSpec& l, const std::string& tensor) {
   return std::find(l.args.begin(), l.args.end(), tensor) != l.args.end();
 }
 
-// The reference's T in the reference build: the dtype of the problem's first float tensor.
-DType reference_float_dtype(const Problem& p) {
-  for (const InputSpec& in : p.inputs)
-    if (is_float(in.dtype)) return in.dtype;
-  for (const OutputSpec& out : p.outputs)
-    if (is_float(out.dtype)) return out.dtype;
-  return DType::f32;
-}
-
 } // namespace
 
 void Loader::load_stages(const toml::node& node) {
@@ -44,7 +35,7 @@ void Loader::load_stages(const toml::node& node) {
     const toml::node& dtype_node = detail::need_key(t, "dtype", field, ctx);
     s.dtype = detail::need_dtype(dtype_node, detail::join(field, "dtype"), ctx);
     // The reference template is one template over T: a stage it writes is a T buffer.
-    const DType t_dtype = reference_float_dtype(p);
+    const DType t_dtype = problem_float_dtype(p);
     if (s.dtype != t_dtype)
       ctx.fail(dtype_node, detail::join(field, "dtype"),
                fmt::format("stage '{}' is {}, but the reference's T is {} (the dtype of the "

@@ -393,17 +393,21 @@ TEST_F(CaseDiskCacheTest, AHostCheckTwiceGivesTheSameVerdictTheSecondFromDisk) {
   const std::uint64_t n = first.verdict["cases"].size();
   ASSERT_GT(n, 10u);
   EXPECT_EQ(made["misses"], n);
-  EXPECT_EQ(made["disk_stored"], n);
+  // A case made in about a millisecond is not worth a file (worth_storing): how many of
+  // vector_add's small host cases are stored depends on the machine's speed, never 0.
+  const std::uint64_t stored = made["disk_stored"].get<std::uint64_t>();
+  EXPECT_GT(stored, 0u);
+  EXPECT_LE(stored, n);
   EXPECT_EQ(made["disk_hits"], 0);
-  EXPECT_EQ(case_cache_facts(cases).entries, n);
+  EXPECT_EQ(case_cache_facts(cases).entries, stored);
 
   const CliCheck second = cli_check(cases, dir_ / "second.json");
   ASSERT_EQ(second.code, 0) << second.err;
   const nlohmann::json& read = second.verdict["manifest"]["case_cache"];
   // Reading a host case (a file of tens of KB) is far quicker than making it (the reference
   // and the f64 golden run on the CPU), so none is declined.
-  EXPECT_EQ(read["disk_hits"], n);
-  EXPECT_EQ(read["misses"], 0);
+  EXPECT_EQ(read["disk_hits"], stored);
+  EXPECT_EQ(read["misses"], n - stored);
   EXPECT_EQ(read["disk_declined"], 0);
   EXPECT_EQ(without_run_figures(second.verdict), without_run_figures(first.verdict));
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -51,6 +52,35 @@ std::vector<json> answers_to(const std::string& requests, ServeOptions options =
 
 std::string problem(const std::string& name) {
   return (fs::path(KJ_SOURCE_DIR) / "problems" / name).string();
+}
+
+// Judges sharing a device: a bench waiting for its timing keeps checks that come after it out,
+// so a steady stream of checks cannot hold the device from it. (The margins are generous: the
+// test asserts the order of entry, not a time.)
+TEST(DeviceTurn, AWaitingBenchGoesBeforeLaterChecks) {
+  using namespace std::chrono_literals;
+  kj::DeviceTurn turn;
+  std::vector<std::string> order;
+  std::mutex order_mutex;
+  auto entered = [&](const char* who) {
+    const std::lock_guard<std::mutex> lock(order_mutex);
+    order.emplace_back(who);
+  };
+  auto first_check = turn.beside();
+  std::thread bench([&] {
+    auto alone = turn.alone();
+    entered("bench");
+  });
+  std::this_thread::sleep_for(300ms); // the bench now waits for the first check
+  std::thread later_check([&] {
+    auto beside = turn.beside();
+    entered("later check");
+  });
+  std::this_thread::sleep_for(300ms);
+  first_check.unlock();
+  bench.join();
+  later_check.join();
+  EXPECT_EQ(order, (std::vector<std::string>{"bench", "later check"}));
 }
 
 TEST(Serve, KeepsEachCaseForTheNextCandidateOfTheProblem) {

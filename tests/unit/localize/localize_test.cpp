@@ -3,6 +3,7 @@
 // pinned.
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -118,6 +119,31 @@ Localization localized(const std::string& candidate) {
   return localize(p, load_candidate(kChain / candidate, p), o);
 }
 
+TEST(Localize, TheBaselineControlNamesWhatMovedUpstreamOfTheFix) {
+  const Problem p = load_problem(kChain);
+  LocalizeOptions o;
+  o.check.backend = Backend::host;
+  o.check.self_exe = KJ_KJUDGE_EXE;
+  o.check.cache_dir = fs::temp_directory_path() / "kjudge-localize-test-cache";
+  o.max_cases = 1;
+  // The output's launches fixed: h did not move, the control holds.
+  o.baseline = load_candidate(kChain / "traps" / "y_bf16_accumulate.cu", p);
+  Localization l = localize(p, load_candidate(kChain / "solutions" / "staged.cu", p), o);
+  EXPECT_EQ(l.fixed_stage, "y");
+  ASSERT_EQ(l.leaves.size(), 2u);
+  EXPECT_EQ(l.leaves[0].tensor, "h");
+  EXPECT_EQ(l.leaves[0].differing, 0);
+  EXPECT_TRUE(l.leaves[0].must_not_move);
+  EXPECT_GT(l.leaves[1].differing, 0);
+  EXPECT_TRUE(l.moved_leaves.empty());
+  // Said to fix y, the change moved h as well: the control fails and names it.
+  o.baseline = load_candidate(kChain / "traps" / "h_bf16_accumulate.cu", p);
+  o.fixed_stage = "y";
+  l = localize(p, load_candidate(kChain / "solutions" / "staged.cu", p), o);
+  EXPECT_EQ(l.moved_leaves, std::vector<std::string>{"h"});
+  EXPECT_EQ(localization_json(l)["baseline_control"]["holds"], false);
+}
+
 TEST(Localize, EachTrapsErrorIsFoundWhereItWasMade) {
   const Localization right = localized("solutions/staged.cu");
   EXPECT_EQ(right.harness.outcome, Outcome::pass);
@@ -141,6 +167,64 @@ TEST(Localize, EachTrapsErrorIsFoundWhereItWasMade) {
   EXPECT_EQ(inherited.kernel.p999, inherited.reference.p999);
   EXPECT_EQ(localization_json(downstream)["culprit"], "stage:y");
   EXPECT_TRUE(has(localization_text(downstream), "culprit: stage:y"));
+}
+
+} // namespace
+} // namespace kj::localize
+
+namespace kj::localize {
+namespace {
+
+TEST(WhatIf, RepresentationsRoundAndSplit) {
+  const Representation bf16 = parse_representation("bf16", {});
+  EXPECT_EQ(represented(bf16, 1.0 + 1.0 / 1024), 1.0); // 8 significant bits
+  const Representation two = parse_representation("bf16x2", {});
+  EXPECT_EQ(two.terms, 2);
+  EXPECT_EQ(represented(two, 1.0 + 1.0 / 1024), 1.0 + 1.0 / 1024); // the residual holds it
+  EXPECT_THROW(parse_representation("i32", {}), SpecError);
+  EXPECT_THROW(parse_representation("bf16x9", {}), SpecError);
+}
+
+TEST(WhatIf, TheBundledSchemesPassOrFailByTheProblemsGate) {
+  const Problem p = load_problem(kChain);
+  const std::vector<Scheme> schemes = load_schemes(kChain / "schemes.toml", p);
+  ASSERT_EQ(schemes.size(), 6u);
+  WhatIfOptions o;
+  o.check.self_exe = KJ_KJUDGE_EXE;
+  o.check.cache_dir = fs::temp_directory_path() / "kjudge-localize-test-cache";
+  o.max_cases = 6;
+  const WhatIf w = whatif(p, schemes, o);
+  ASSERT_FALSE(w.shape_sets.empty());
+  std::map<std::string, bool> all_pass;
+  for (const WhatIfRow& r : w.rows) {
+    auto [it, fresh] = all_pass.emplace(r.scheme, true);
+    it->second = it->second && r.passed == r.cases;
+  }
+  EXPECT_TRUE(all_pass["bf16 (the problem's)"]);
+  EXPECT_TRUE(all_pass["f32"]);
+  EXPECT_TRUE(all_pass["bf16 + bf16 residual"]);
+  EXPECT_TRUE(all_pass["f16"]);
+  EXPECT_FALSE(all_pass["fp8e4m3"]);
+  EXPECT_TRUE(has(whatif_text(w), "fp8e4m3"));
+}
+
+TEST(WhatIf, SchemeFileErrorsNameTheKey) {
+  const Problem p = load_problem(kChain);
+  const fs::path file = fs::temp_directory_path() / "kjudge-schemes-bad.toml";
+  std::ofstream(file) << "[[scheme]]\nname = \"x\"\nq = \"bf16\"\n";
+  try {
+    load_schemes(file, p);
+    ADD_FAILURE() << "accepted a key that names no stage";
+  } catch (const SpecError& e) {
+    EXPECT_TRUE(has(e.what(), "'q' is no stage of problem 'mlp_chain'")) << e.what();
+  }
+  std::ofstream(file) << "[[scheme]]\nname = \"x\"\n";
+  try {
+    load_schemes(file, p);
+    ADD_FAILURE() << "accepted a scheme without stage h";
+  } catch (const SpecError& e) {
+    EXPECT_TRUE(has(e.what(), "does not say how stage 'h' is stored")) << e.what();
+  }
 }
 
 } // namespace
