@@ -251,6 +251,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   loc->add_option("--fixed", lo.fixed, "with --baseline: the stage the fix changed");
   loc->add_option("--cache", lo.cache, "the NVRTC cache folder");
   loc->add_option("--json", lo.json, "write the JSON report to FILE, or - for stdout");
+  loc->add_option("--html", lo.html, "write the HTML page (the terms' tables and plots) to FILE");
 
   auto* wi = app->add_subcommand("whatif", "precision schemes of a staged problem's intermediates");
   WhatifArgs& w = into.whatif;

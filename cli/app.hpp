@@ -161,6 +161,7 @@ struct LocalizeArgs {
   std::string baseline;    // --baseline OLD.cu: the untouched-leaf control
   std::string fixed;       // --fixed STAGE
   std::string json;        // FILE, or - for stdout
+  std::string html;        // FILE: the page with the plots
 };
 
 struct WhatifArgs {

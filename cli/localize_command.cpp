@@ -56,6 +56,11 @@ int run_localize(const LocalizeArgs& a, std::ostream& out, std::ostream& err) {
   o.fixed_stage = a.fixed;
   const localize::Localization l = localize::localize(problem, candidate, o);
   write_report(localize::localization_text(l), localize::localization_json(l), a.json, out);
+  if (!a.html.empty()) {
+    std::ofstream f(a.html);
+    f << localize::localization_html(l);
+    if (!f) throw SpecError({a.html, "", 0, 0}, "cannot write the HTML page");
+  }
   return l.moved_leaves.empty() ? 0 : 1; // the untouched-leaf control failed
 }
 

@@ -118,6 +118,8 @@ Localization localize(const Problem& problem, const Candidate& candidate,
 
 std::string localization_text(const Localization& l);
 nlohmann::json localization_json(const Localization& l);
+// A self-contained page: per cut the terms' table and an SVG of their distributions.
+std::string localization_html(const Localization& l);
 
 // ---- what if (`kjudge whatif`): precision schemes replayed through the golden -----------------
 

@@ -49,6 +49,10 @@ double represented(const Representation& r, double v) {
 }
 
 std::vector<Scheme> load_schemes(const std::filesystem::path& file, const Problem& problem) {
+  if (problem.stages.empty())
+    throw SpecError({problem.dir.string(), "", 0, 0},
+                    fmt::format("problem '{}' declares no [[stage]]: nothing to store otherwise",
+                                problem.name));
   toml::table root;
   try {
     root = toml::parse_file(file.string());
@@ -136,9 +140,9 @@ HostTensor stored(const Representation& r, const HostTensor& exact) {
 } // namespace
 
 WhatIf whatif(const Problem& problem, const std::vector<Scheme>& schemes, const WhatIfOptions& o) {
-  if (problem.stages.empty())
+  if (problem.stages.empty() || schemes.empty())
     throw SpecError({problem.dir.string(), "", 0, 0},
-                    fmt::format("problem '{}' declares no [[stage]]: nothing to store otherwise",
+                    fmt::format("whatif: problem '{}' needs [[stage]] tables and a scheme",
                                 problem.name));
   Oracle whole(with_stages_as_outputs(problem), o.check);
   std::vector<std::unique_ptr<Oracle>> segments;
