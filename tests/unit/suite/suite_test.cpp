@@ -47,7 +47,7 @@ TEST(PassAtK, IsTheUnbiasedEstimator) {
 TEST(Suite, TheBundledManifestLoads) {
   const Suite s = load_suite(fs::path(KJ_SOURCE_DIR) / "problems");
   EXPECT_EQ(s.name, "problems");
-  EXPECT_EQ(s.problems.size(), 19u);
+  EXPECT_EQ(s.problems.size(), 20u);
   EXPECT_EQ(s.problems.front().name, "vector_add");
   EXPECT_FALSE(bundled_samples(s).empty());
 }
