@@ -16,7 +16,7 @@ from kjudge import ray as kjudge_ray  # noqa: E402
 from kjudge.judge import find_binary  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-VARYING = {"seconds", "judged_at", "runtime_ms", "ref_runtime_ms", "speedup", "baseline_speedup"}
+VARYING = {"seconds", "phase_seconds", "judged_at", "runtime_ms", "ref_runtime_ms", "speedup", "baseline_speedup"}
 
 
 def steady(folder: Path) -> list[dict]:
