@@ -39,7 +39,8 @@ struct Side {
   std::unique_ptr<CheckBackend> backend;
   std::unique_ptr<KernelUnderTest> runner;
 
-  Side(Problem p, Candidate c, const CheckOptions& o, Backend b)
+  // `what` names the kernel in messages ("the candidate", "the --baseline kernel", ...).
+  Side(Problem p, Candidate c, const CheckOptions& o, Backend b, const std::string& what)
       : problem(std::move(p)), candidate(std::move(c)), options(o) {
     settings.backend = b;
     settings.trace = &trace;
@@ -50,8 +51,7 @@ struct Side {
     runner = backend->make_runner("candidate", candidate);
     if (auto failed = runner->start())
       throw SpecError({candidate.path.string(), "", 0, 0},
-                      fmt::format("localize: the candidate's launches {} cannot start: {}: {}",
-                                  problem.reference.launches.empty() ? "" : "after a cut",
+                      fmt::format("localize: {} cannot start: {}: {}", what,
                                   reason_name(failed->reason), failed->message.substr(0, 400)));
   }
 
@@ -149,12 +149,14 @@ Localization localize(const Problem& problem, const Candidate& candidate,
   const Backend backend = chosen_backend(options.check.backend);
 
   Side whole(with_stages_as_outputs(problem), with_stages_as_outputs(problem, candidate),
-             options.check, backend);
+             options.check, backend, "the candidate");
   std::vector<std::unique_ptr<Side>> cuts;
   for (std::size_t s = 0; s < problem.stages.size(); ++s)
     cuts.push_back(std::make_unique<Side>(after_cut(problem, s),
                                           after_cut(problem, candidate, s), options.check,
-                                          backend));
+                                          backend,
+                                          fmt::format("the candidate's launches after stage '{}'",
+                                                      problem.stages[s].name)));
 
   std::unique_ptr<Side> old;
   if (options.baseline) {
@@ -166,7 +168,7 @@ Localization localize(const Problem& problem, const Candidate& candidate,
                                       options.fixed_stage, problem.name));
     old = std::make_unique<Side>(with_stages_as_outputs(problem),
                                  with_stages_as_outputs(problem, *options.baseline), options.check,
-                                 backend);
+                                 backend, "the --baseline kernel");
   }
   const std::size_t n_out = problem.outputs.size();
   const std::size_t n_stages = problem.stages.size();
