@@ -249,6 +249,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   loc->add_option("--baseline", lo.baseline,
                   "the version before a fix: what it should not have moved must not have");
   loc->add_option("--fixed", lo.fixed, "with --baseline: the stage the fix changed");
+  loc->add_option("--price", lo.price,
+                  "a fix of the candidate, priced by the problem's [score] formula");
   loc->add_option("--cache", lo.cache, "the NVRTC cache folder");
   loc->add_option("--json", lo.json, "write the JSON report to FILE, or - for stdout");
   loc->add_option("--html", lo.html, "write the HTML page (the terms' tables and plots) to FILE");

@@ -160,6 +160,7 @@ struct LocalizeArgs {
   int max_cases = 8;
   std::string baseline;    // --baseline OLD.cu: the untouched-leaf control
   std::string fixed;       // --fixed STAGE
+  std::string price;       // --price NEW.cu: the fix priced by the problem's [score]
   std::string json;        // FILE, or - for stdout
   std::string html;        // FILE: the page with the plots
 };

@@ -52,6 +52,12 @@ int run_localize(const LocalizeArgs& a, std::ostream& out, std::ostream& err) {
   o.check.backend = parse_backend(a.backend).value_or(Backend::automatic);
   if (!a.case_id.empty()) o.only_case = a.case_id;
   o.max_cases = a.max_cases;
+  if (!a.price.empty()) {
+    const localize::Pricing p =
+        localize::price(problem, candidate, load_candidate(a.price, problem), o.check);
+    write_report(localize::pricing_text(p), localize::pricing_json(p), a.json, out);
+    return 0;
+  }
   if (!a.baseline.empty()) o.baseline = load_candidate(a.baseline, problem);
   o.fixed_stage = a.fixed;
   const localize::Localization l = localize::localize(problem, candidate, o);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 #include <set>
 #include <string>
 #include <string_view>
@@ -40,10 +41,19 @@ public:
   // Parse `text`; `where` names the file and field, the column is filled in on error.
   static Expr parse(std::string_view text, const Location& where);
   static Expr constant(std::int64_t value);
+  // The real-valued dialect of a problem's [score] formulas: decimal and exponent literals
+  // ("0.3", "1e-3"), the same operators on doubles (/ divides exactly, % is fmod; comparisons,
+  // && and || give 1 or 0), min and max, and sum(e): e evaluated once per case, that case's
+  // names first, the results added. The integer functions are not in it.
+  static Expr parse_real(std::string_view text, const Location& where);
+  using RealEnv = std::map<std::string, double, std::less<>>;
+  // Evaluate the real dialect; `cases` are sum()'s. Throws ExprError (an unknown name, a
+  // division by zero, sum() within sum()); an integer expression evaluates as one too.
+  double eval_real(const RealEnv& env, const std::vector<RealEnv>& cases = {}) const;
 
   // Evaluate with the given names; throws SpecError (unknown name, division by zero,
   // overflow, a function's domain error such as log2(0)).
-  std::int64_t eval(const Env& env) const;
+  std::int64_t eval(const Env& env) const; // ExprError for the real dialect
   // Every name the expression refers to.
   std::set<std::string> names() const;
   // Throw ExprError for the first name (in text order) that `known` lacks, with its column and
@@ -56,6 +66,7 @@ public:
 
 private:
   std::shared_ptr<const Node> root_;
+  bool real_ = false;
   std::string text_;
   Location where_;
 };

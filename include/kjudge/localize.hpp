@@ -121,6 +121,30 @@ nlohmann::json localization_json(const Localization& l);
 // A self-contained page: per cut the terms' table and an SVG of their distributions.
 std::string localization_html(const Localization& l);
 
+// ---- pricing a fix (`kjudge localize --price`) -------------------------------------------------
+
+struct CasePrice {
+  std::string case_id;
+  bool old_pass = false, new_pass = false;
+  double old_score = 0, new_score = 0;
+};
+struct Pricing {
+  std::string per_case;             // the problem's [score] per_case
+  std::string gain_formula, cost_formula;
+  double gain = 0, cost = 0;
+  bool build = false;               // gain > cost
+  int newly_passing = 0, newly_failing = 0;
+  std::vector<CasePrice> cases;     // the old version's cases, in canonical order
+  Verdict old_verdict, new_verdict; // each version's bench
+};
+// Both versions through bench (every case checked, the public ones timed), each case's pass and
+// score, and the problem's [score] formula over them. Throws SpecError when the problem has no
+// [score] or the formula cannot be evaluated.
+Pricing price(const Problem& problem, const Candidate& old_version, const Candidate& fix,
+              const CheckOptions& check, int host_runs = 10);
+std::string pricing_text(const Pricing& p);
+nlohmann::json pricing_json(const Pricing& p);
+
 // ---- what if (`kjudge whatif`): precision schemes replayed through the golden -----------------
 
 // How a scheme stores each stage between the launches: a float dtype ("bf16", "f32"), or a

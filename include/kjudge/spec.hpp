@@ -271,6 +271,17 @@ struct AdoptedCase {
   Location where;
 };
 
+// `[score]`: the benchmark's own scoring formula, so `kjudge localize --price` prices a fix by
+// it. Per case, pass is 1 or 0 and score is `per_case`'s figure; gain and cost are formulas of the
+// real dialect (Expr::parse_real) over N (the cases) and sum() of old_pass, new_pass, old_score
+// and new_score; the fix is worth building when gain > cost.
+struct ScoreFormula {
+  std::string per_case; // "speedup": reference time / candidate time on a timed case, else 0
+  Expr gain, cost;
+  Location where;
+};
+inline constexpr const char* kScoreCaseNames[] = {"old_pass", "new_pass", "old_score", "new_score"};
+
 struct Problem {
   std::filesystem::path dir;
   std::string name;
@@ -289,6 +300,7 @@ struct Problem {
   std::vector<ScalarSpec> scalars;
   std::vector<OutputSpec> outputs;
   std::vector<StageSpec> stages;  // in the order the reference completes them
+  std::optional<ScoreFormula> score;
   KernelSource reference;
   std::optional<KernelSource> golden;      // [golden] plan where the template trick does not fit
   std::vector<std::string> allowed_options;

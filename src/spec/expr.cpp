@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -15,7 +17,7 @@ namespace kj {
 namespace {
 
 enum class Op { add, sub, mul, div, mod, eq, ne, lt, le, gt, ge, land, lor };
-enum class Fn { ceil_div, min, max, log2, ceil_log2, next_pow2, align_up };
+enum class Fn { ceil_div, min, max, log2, ceil_log2, next_pow2, align_up, sum };
 
 struct FnInfo {
   Fn fn;
@@ -31,6 +33,7 @@ constexpr FnInfo kFunctions[] = {
     {Fn::ceil_log2, "ceil_log2", 1, 1},
     {Fn::next_pow2, "next_pow2", 1, 1},
     {Fn::align_up, "align_up", 2, 2},
+    {Fn::sum, "sum", 1, 1}, // the real dialect's only
 };
 
 std::string_view op_text(Op op) {
@@ -87,6 +90,8 @@ struct Expr::Node {
   Kind kind = Kind::literal;
   int column = 1;         // 1-based, of the literal, name, operator or function name
   std::int64_t value = 0; // literal
+  double real = 0;        // literal of the real dialect
+  bool is_real = false;
   std::string name;       // name, or the function's name for messages
   Op op = Op::add;        // binary
   Fn fn = Fn::min;        // call
@@ -101,7 +106,8 @@ using NodePtr = std::unique_ptr<Node>;
 
 class Parser {
 public:
-  Parser(std::string_view text, const Location& where) : s_(text), where_(where) {}
+  Parser(std::string_view text, const Location& where, bool real = false)
+      : s_(text), where_(where), real_(real) {}
 
   NodePtr parse_all() {
     skip_ws();
@@ -226,6 +232,7 @@ private:
   static bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
   NodePtr parse_number() {
+    if (real_) return parse_real_number();
     const int column = col();
     const std::size_t start = p_;
     std::int64_t v = 0;
@@ -249,6 +256,32 @@ private:
     return n;
   }
 
+  // digits [. digits] [e [+-] digits], read by strtod.
+  NodePtr parse_real_number() {
+    const int column = col();
+    const std::size_t start = p_;
+    auto digits = [&] {
+      while (p_ < s_.size() && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
+    };
+    digits();
+    if (p_ < s_.size() && s_[p_] == '.') ++p_, digits();
+    if (p_ < s_.size() && (s_[p_] == 'e' || s_[p_] == 'E')) {
+      ++p_;
+      if (p_ < s_.size() && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
+      const std::size_t exponent = p_;
+      digits();
+      if (p_ == exponent) fail("expected the exponent's digits", col());
+    }
+    if (p_ < s_.size() && (is_name_char(s_[p_]) || s_[p_] == '.'))
+      fail(fmt::format("bad number '{}'", s_.substr(start, p_ - start + 1)), column);
+    auto n = std::make_unique<Node>();
+    n->kind = Node::Kind::literal;
+    n->column = column;
+    n->is_real = true;
+    n->real = std::strtod(std::string(s_.substr(start, p_ - start)).c_str(), nullptr);
+    return n;
+  }
+
   NodePtr parse_name_or_call() {
     const int column = col();
     const std::size_t start = p_;
@@ -266,10 +299,14 @@ private:
     const FnInfo* info = nullptr;
     for (const FnInfo& f : kFunctions)
       if (f.name == name) info = &f;
-    if (!info) {
+    const bool in_dialect = info && (real_ ? (info->fn == Fn::min || info->fn == Fn::max ||
+                                              info->fn == Fn::sum)
+                                           : info->fn != Fn::sum);
+    if (!in_dialect) {
       std::vector<std::string_view> known;
       for (const FnInfo& f : kFunctions)
-        known.push_back(f.name);
+        if (real_ ? (f.fn == Fn::min || f.fn == Fn::max || f.fn == Fn::sum) : f.fn != Fn::sum)
+          known.push_back(f.name);
       std::sort(known.begin(), known.end());
       fail(fmt::format("unknown function '{}' ({})", name, list_names(known)), column);
     }
@@ -303,8 +340,105 @@ private:
 
   std::string_view s_;
   const Location& where_;
+  bool real_ = false;
   std::size_t p_ = 0;
   int depth_ = 0;
+};
+
+// The real dialect's evaluator: doubles, a case's names before the global ones inside sum().
+class RealEvaluator {
+public:
+  RealEvaluator(const Expr::RealEnv& env, const std::vector<Expr::RealEnv>& cases,
+                const Location& where)
+      : env_(env), cases_(cases), where_(where) {}
+
+  double eval(const Node& n, const Expr::RealEnv* one_case) const {
+    switch (n.kind) {
+    case Node::Kind::literal:
+      return n.is_real ? n.real : static_cast<double>(n.value);
+    case Node::Kind::name: {
+      if (one_case)
+        if (auto it = one_case->find(n.name); it != one_case->end()) return it->second;
+      if (auto it = env_.find(n.name); it != env_.end()) return it->second;
+      std::vector<std::string_view> known;
+      for (const auto& [name, value] : env_) known.push_back(name);
+      if (!cases_.empty())
+        for (const auto& [name, value] : cases_.front()) known.push_back(name);
+      fail(n, fmt::format("unknown name '{}'{} ({})", n.name,
+                          one_case || cases_.empty() || !cases_.front().contains(n.name)
+                              ? ""
+                              : ": a case's name, only inside sum()",
+                          list_names(known)));
+    }
+    case Node::Kind::neg:
+      return -eval(*n.kids[0], one_case);
+    case Node::Kind::binary:
+      return binary(n, one_case);
+    case Node::Kind::call:
+      return call(n, one_case);
+    }
+    return 0;
+  }
+
+private:
+  [[noreturn]] void fail(const Node& n, const std::string& msg) const {
+    throw ExprError(where_, fmt::format("{} at column {}", msg, n.column), n.column);
+  }
+
+  double binary(const Node& n, const Expr::RealEnv* c) const {
+    if (n.op == Op::land) return eval(*n.kids[0], c) != 0 && eval(*n.kids[1], c) != 0;
+    if (n.op == Op::lor) return eval(*n.kids[0], c) != 0 || eval(*n.kids[1], c) != 0;
+    const double a = eval(*n.kids[0], c), b = eval(*n.kids[1], c);
+    switch (n.op) {
+    case Op::add:
+      return a + b;
+    case Op::sub:
+      return a - b;
+    case Op::mul:
+      return a * b;
+    case Op::div:
+      if (b == 0) fail(n, "division by zero");
+      return a / b;
+    case Op::mod:
+      if (b == 0) fail(n, "modulo by zero");
+      return std::fmod(a, b);
+    case Op::eq:
+      return a == b;
+    case Op::ne:
+      return a != b;
+    case Op::lt:
+      return a < b;
+    case Op::le:
+      return a <= b;
+    case Op::gt:
+      return a > b;
+    case Op::ge:
+      return a >= b;
+    case Op::land:
+    case Op::lor:
+      break;
+    }
+    return 0;
+  }
+
+  double call(const Node& n, const Expr::RealEnv* c) const {
+    if (n.fn == Fn::sum) {
+      if (c) fail(n, "sum() inside sum()");
+      double total = 0;
+      for (const Expr::RealEnv& one : cases_) total += eval(*n.kids[0], &one);
+      return total;
+    }
+    double out = eval(*n.kids[0], c);
+    for (std::size_t k = 1; k < n.kids.size(); ++k) {
+      const double v = eval(*n.kids[k], c);
+      out = n.fn == Fn::min ? std::min(out, v) : std::max(out, v);
+    }
+    return out;
+  }
+
+  const Expr::RealEnv& env_;
+  const std::vector<Expr::RealEnv>& cases_;
+  const Location& where_;
 };
 
 class Evaluator {
@@ -454,6 +588,8 @@ private:
       if (e > 62) fail(n, fmt::format("64-bit overflow in next_pow2({})", a));
       return std::int64_t{1} << e;
     }
+    case Fn::sum: // never parsed into an integer expression
+      fail(n, "sum() is for a problem's [score] formulas");
     }
     return 0;
   }
@@ -504,7 +640,24 @@ Expr Expr::parse(std::string_view text, const Location& where) {
 }
 
 std::int64_t Expr::eval(const Env& env) const {
+  if (real_)
+    throw ExprError(where_, fmt::format("'{}' is a real-valued formula, not an integer expression",
+                                        text_),
+                    1);
   return Evaluator(env, where_).eval(*root_);
+}
+
+Expr Expr::parse_real(std::string_view text, const Location& where) {
+  Expr e;
+  e.root_ = Parser(text, where, true).parse_all();
+  e.real_ = true;
+  e.text_ = std::string(text);
+  e.where_ = where;
+  return e;
+}
+
+double Expr::eval_real(const RealEnv& env, const std::vector<RealEnv>& cases) const {
+  return RealEvaluator(env, cases, where_).eval(*root_, nullptr);
 }
 
 std::set<std::string> Expr::names() const {

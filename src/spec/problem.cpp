@@ -64,7 +64,7 @@ void Loader::load(const toml::table& root) {
                      {"name", "summary", "tier", "nan", "signed_zero", "nondeterministic",
                       "floor_bytes", "floor_flops", "memory_limit", "allowed_options", "forbid",
                       "dims", "input", "scalar", "output", "reference", "golden", "baseline",
-                      "may_require", "case", "downgrades", "stage"},
+                      "may_require", "case", "downgrades", "stage", "score"},
                      "", ctx);
   p.dir = dir;
   p.name = detail::need_string(detail::need_key(root, "name", "", ctx), "name", ctx);
@@ -115,6 +115,7 @@ void Loader::load(const toml::table& root) {
   for (const OutputSpec& out : p.outputs)
     scope.tensors.insert(out.name);
   if (const toml::node* n = root.get("stage")) load_stages(*n);
+  if (const toml::node* n = root.get("score")) load_score(detail::need_table(*n, "score", ctx));
   if (const toml::node* n = root.get("may_require")) {
     const std::vector<std::string> texts = detail::string_list(*n, "may_require", ctx);
     const toml::array& arr = *n->as_array();

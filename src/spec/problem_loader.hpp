@@ -81,6 +81,7 @@ struct Loader {
   void load_outputs(const toml::node& node);
   void load_adopted_cases(const toml::node& node);
   void load_stages(const toml::node& node);
+  void load_score(const toml::table& t);
   void check_stages(const toml::table& root);
   void load_output_init(OutputSpec& out, const toml::node& node, const std::string& field);
   void check_policy_fits_tier(const OutputSpec& out, const toml::node& node,

@@ -1,7 +1,7 @@
-// A problem's [[stage]] tables (kj::StageSpec) and the rules that make its reference splittable
-// at each: `kjudge localize` runs the reference's launches before a stage's cut and after it as
-// two plans, so every stage must be written by exactly one reference launch and read by a later
-// one, in the reference's dtype.
+// A problem's [[stage]] tables (kj::StageSpec) and [score] formula (kj::ScoreFormula), and the
+// rules that make its reference splittable at each stage: `kjudge localize` runs the reference's
+// launches before a stage's cut and after it as two plans, so every stage must be written by
+// exactly one reference launch and read by a later one, in the reference's dtype.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -109,6 +109,27 @@ void Loader::check_stages(const toml::table& root) {
                                            "the launch that writes it `stage = \"{}\"`)",
                                            s.name, s.name));
   p.stages = std::move(ordered);
+}
+
+void Loader::load_score(const toml::table& t) {
+  detail::check_keys(t, {"per_case", "gain", "cost"}, "score", ctx);
+  ScoreFormula f;
+  f.where = ctx.at(t, "score");
+  const toml::node& per_case = detail::need_key(t, "per_case", "score", ctx);
+  f.per_case = detail::need_string(per_case, "score.per_case", ctx);
+  if (f.per_case != "speedup")
+    ctx.fail(per_case, "score.per_case",
+             fmt::format("unknown per-case score '{}' (known: speedup)", f.per_case));
+  std::set<std::string, std::less<>> known{"N"};
+  for (const char* name : kScoreCaseNames) known.insert(name);
+  for (const char* key : {"gain", "cost"}) {
+    const std::string field = fmt::format("score.{}", key);
+    const toml::node& n = detail::need_key(t, key, "score", ctx);
+    Expr e = Expr::parse_real(detail::need_string(n, field, ctx), ctx.at(n, field));
+    e.check_names(known);
+    (std::string_view(key) == "gain" ? f.gain : f.cost) = std::move(e);
+  }
+  p.score = std::move(f);
 }
 
 } // namespace kj::detail

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kjudge/error.hpp"
+#include "kjudge/expr.hpp"
 #include "kjudge/localize.hpp"
 
 namespace kj::localize {
@@ -224,6 +225,60 @@ TEST(WhatIf, SchemeFileErrorsNameTheKey) {
     ADD_FAILURE() << "accepted a scheme without stage h";
   } catch (const SpecError& e) {
     EXPECT_TRUE(has(e.what(), "does not say how stage 'h' is stored")) << e.what();
+  }
+}
+
+} // namespace
+} // namespace kj::localize
+
+namespace kj::localize {
+namespace {
+
+TEST(RealExpr, TheScoreDialect) {
+  const Expr e = Expr::parse_real("sum(new_pass * (1 - old_pass) * (0.3 + 0.5 * s)) / N * 100", {});
+  const std::vector<Expr::RealEnv> cases = {{{"old_pass", 0}, {"new_pass", 1}, {"s", 2}},
+                                            {{"old_pass", 1}, {"new_pass", 1}, {"s", 4}}};
+  EXPECT_DOUBLE_EQ(e.eval_real({{"N", 2}}, cases), (0.3 + 1.0) / 2 * 100);
+  EXPECT_DOUBLE_EQ(Expr::parse_real("1e-3 * 2.5 + max(1, 2)", {}).eval_real({}), 2.0025);
+  // A case's name outside sum(), sum() within sum(), and the integer language kept apart.
+  EXPECT_THROW(Expr::parse_real("s + 1", {}).eval_real({}, cases), ExprError);
+  EXPECT_THROW(Expr::parse_real("sum(sum(s))", {}).eval_real({}, cases), ExprError);
+  EXPECT_THROW(Expr::parse_real("ceil_div(4, 2)", {}), ExprError);
+  EXPECT_THROW(Expr::parse("sum(R)", {}), ExprError);
+  EXPECT_THROW(Expr::parse("0.5", {}), ExprError);
+  EXPECT_THROW(Expr::parse_real("2", {}).eval({}), ExprError);
+}
+
+TEST(Price, AFixThatMakesCasesPassIsWorthBuilding) {
+  const Problem p = load_problem(kChain);
+  ASSERT_TRUE(p.score);
+  CheckOptions o;
+  o.backend = Backend::host;
+  o.self_exe = KJ_KJUDGE_EXE;
+  o.cache_dir = fs::temp_directory_path() / "kjudge-localize-test-cache";
+  const Pricing priced = price(p, load_candidate(kChain / "traps" / "y_bf16_accumulate.cu", p),
+                               load_candidate(kChain / "solutions" / "staged.cu", p), o, 2);
+  EXPECT_EQ(priced.new_verdict.outcome, Outcome::pass);
+  EXPECT_GT(priced.newly_passing, 0);
+  EXPECT_EQ(priced.newly_failing, 0);
+  EXPECT_GT(priced.gain, 0);
+  EXPECT_EQ(priced.build, priced.gain > priced.cost);
+  EXPECT_TRUE(has(pricing_text(priced), "gain = sum(new_pass"));
+  EXPECT_EQ(pricing_json(priced)["newly_passing"], priced.newly_passing);
+}
+
+TEST(Price, AProblemWithoutAFormulaIsNamed) {
+  const Problem p = load_problem(fs::path(KJ_SOURCE_DIR) / "problems" / "rms_chain");
+  const Candidate c =
+      load_candidate(fs::path(KJ_SOURCE_DIR) / "problems/rms_chain/solutions/three_launches.cu", p);
+  CheckOptions o;
+  o.backend = Backend::host;
+  o.self_exe = KJ_KJUDGE_EXE;
+  try {
+    price(p, c, c, o, 1);
+    ADD_FAILURE() << "priced without a formula";
+  } catch (const SpecError& e) {
+    EXPECT_TRUE(has(e.what(), "has no [score] formula")) << e.what();
   }
 }
 
