@@ -4,7 +4,7 @@ judge's time split into compile, check and bench, and the suite's summary. On th
 `--backend host` does the same on the CPU.
 
 usage: python bench/bench_suite.py KJUDGE [--backend auto|cuda|host] [--only PROBLEM]...
-                                   [--jobs N] [--out DIR]"""
+                                   [--jobs N] [--devices 0,1] [--out DIR]"""
 import argparse
 import json
 import re
@@ -41,6 +41,7 @@ def main() -> int:
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--jobs", default="1")
+    ap.add_argument("--devices", default=None, help="GPUs to spread samples over (run --devices)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,10 +50,11 @@ def main() -> int:
         out = Path(args.out) if args.out else Path(tmp) / "run"
         shutil.rmtree(out, ignore_errors=True)
         only = [a for p in args.only for a in ("--only", p)]
+        devices = ["--devices", args.devices] if args.devices else []
         began = time.perf_counter()
         done = subprocess.run([args.kjudge, "run", str(ROOT / "problems"), "--samples",
                                str(samples), *only, "--backend", args.backend, "--jobs",
-                               args.jobs, "--out", str(out)], capture_output=True, text=True)
+                               args.jobs, *devices, "--out", str(out)], capture_output=True, text=True)
         seconds = time.perf_counter() - began
         if done.returncode != 0:
             print(done.stderr[-2000:], file=sys.stderr)
@@ -63,7 +65,7 @@ def main() -> int:
         shares = ", ".join(f"{phase} {100 * split[phase] / split['total']:.0f}%"
                            for phase in ("compile", "check", "bench")) if split["total"] else "-"
         print(f"kjudge run, {judged} distinct samples (of {count}), backend {args.backend}, "
-              f"--jobs {args.jobs}: {seconds:.1f} s, {judged / seconds:.2f} samples/s; judge "
+              f"--jobs {args.jobs}{' --devices ' + args.devices if args.devices else ''}: {seconds:.1f} s, {judged / seconds:.2f} samples/s; judge "
               f"time {split['total']:.1f} s: {shares}")
     return 0
 

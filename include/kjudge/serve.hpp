@@ -35,12 +35,13 @@ struct ServeOptions {
   // and CUDA context to start (each is used by one check, never by two candidates).
   bool spare_workers = true;
   // The GPUs requests are spread over (`kjudge serve --devices 0,1`): one judge per device, each
-  // with its own thread, case cache and workers, taking the next request when it is free; the
-  // answers still come in the order of the requests. Empty or one: defaults.device alone.
+  // with its own thread and workers, taking the next request when it is free; the judges of a
+  // device share its case cache. The answers still come in the order of the requests. Empty or
+  // one: defaults.device alone.
   std::vector<int> devices;
-  // Judges per device (`--jobs`), each on its own thread with its own workers and its own case
-  // cache of case_cache_bytes (memory grows with the judges): a new candidate's compile and
-  // worker start overlap the GPU work of the others'. Checks share the GPU; a bench request
+  // Judges per device (`--jobs`), each on its own thread with its own workers, sharing the
+  // device's case cache of case_cache_bytes (a case two judges need at once is made once): a
+  // new candidate's compile and worker start overlap the GPU work of the others'. Checks share the GPU; a bench request
   // waits for the device's other requests and holds it alone, so its timings see no neighbour.
   int jobs = 1;
   // Answers as they are ready instead of in the order of the requests (`--unordered`); each

@@ -269,6 +269,7 @@ struct Manifest {
   std::string trust;     // "cuda" | "host": whose observation the verdict is (a GPU's, or
                          // the CPU emulation's)
   std::string nvrtc_version, driver_version, gpu, clocks;  // empty where not applicable
+  int device = -1; // the CUDA ordinal that judged (serve --devices); -1 on the host
   // The cases run where they are fewer than the plan's (the host backend's budget), in words;
   // empty when every planned case ran.
   std::string case_budget;

@@ -6,9 +6,13 @@
 namespace kj {
 
 std::shared_ptr<const judge::CaseData> CaseCache::find(const std::string& key) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const bool waited = making_.contains(key);
+  made_.wait(lock, [&] { return !making_.contains(key); });
   const auto it = entries_.find(key);
   if (it == entries_.end()) {
     ++misses_;
+    if (!waited) making_.insert(key);
     return nullptr;
   }
   ++hits_;
@@ -16,8 +20,27 @@ std::shared_ptr<const judge::CaseData> CaseCache::find(const std::string& key) {
   return it->second.data;
 }
 
+void CaseCache::abandon(const std::string& key) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    making_.erase(key);
+  }
+  made_.notify_all();
+}
+
 void CaseCache::insert(const std::string& key, std::shared_ptr<const judge::CaseData> data,
                        std::uint64_t bytes) {
+  {
+    // The claim ends with the entry in place, under one lock: a waiter that wakes finds it.
+    const std::lock_guard<std::mutex> lock(mutex_);
+    making_.erase(key);
+    keep(key, std::move(data), bytes);
+  }
+  made_.notify_all();
+}
+
+void CaseCache::keep(const std::string& key, std::shared_ptr<const judge::CaseData> data,
+                     std::uint64_t bytes) {
   if (bytes > max_bytes_ || entries_.contains(key)) return;
   // Room is made from other problems' entries, least recently used first, never from this
   // one's: a check asks for its cases in the same order every time, and evicting them in turn
@@ -38,13 +61,21 @@ void CaseCache::insert(const std::string& key, std::shared_ptr<const judge::Case
 }
 
 void CaseCache::clear() {
+  const std::lock_guard<std::mutex> lock(mutex_);
   entries_.clear();
   recent_.clear();
   bytes_ = 0;
-  context.reset();
+  context_.reset();
+}
+
+std::shared_ptr<CudaContext> CaseCache::keep_context(std::shared_ptr<CudaContext> offered) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!context_) context_ = std::move(offered);
+  return context_;
 }
 
 CaseCacheStats CaseCache::stats() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
   return {hits_, misses_, entries_.size(), bytes_};
 }
 

@@ -372,9 +372,21 @@ std::shared_ptr<const CaseData> CaseSource::case_data(const Case& c, CheckBacken
       ++counts_.hits;
       return hit;
     }
+  // A miss is this check's claim on the entry (other judges of the device wait for it): it ends
+  // with the entry kept, or abandoned when the making throws.
+  bool claimed = memory_ != nullptr;
   auto keep_in_memory = [&](const std::shared_ptr<const CaseData>& data) {
     if (memory_) memory_->insert(memory_key, data, data->resident_bytes());
+    claimed = false;
   };
+  struct Abandon {
+    CaseCache* memory;
+    const std::string& key;
+    const bool& claimed;
+    ~Abandon() {
+      if (claimed) memory->abandon(key);
+    }
+  } abandon_unless_kept{memory_, memory_key, claimed};
   const bool on_disk = disk_ && !drawn_with_secret(c);
   const std::string key = on_disk ? case_key(key_parts_, c.id) : std::string();
   if (on_disk)

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,10 +36,12 @@ struct CaseData {
   std::vector<DeviceBuffer> device_initial;
   // Per output, on the host: the golden (f64; empty when the golden is not needed) and the
   // reference (in its dtype). The CUDA oracle makes them on the device and copies them here
-  // only when a host comparison needs them (CheckBackend::complete_host_copies, on the thread
-  // that owns the context before any reader sees the case), hence mutable in a shared case.
+  // only when a host comparison needs them (CheckBackend::complete_host_copies, before any
+  // reader of this check looks), hence mutable in a shared case.
   mutable std::vector<HostTensor> golden;
   mutable std::vector<HostTensor> reference;
+  // Held while they are made: the judges of one device share a cached case (CaseCache).
+  std::unique_ptr<std::mutex> host_copies_mutex = std::make_unique<std::mutex>();
   double reference_s = 0;            // the reference's launches: wall time; host: CPU time
   std::vector<double> reference_cpu_ms; // host bench: the reference's timed runs, CPU time
   double reference_ms = 0;           // GPU bench visit: the reference's run, timed by events

@@ -156,6 +156,7 @@ Verdict DeviceTensorJudge::compare(const DeviceArray& actual, const DeviceArray&
     verdict = comparison.verdict(impl_->comparator.compare(in, s));
   }
   verdict.manifest.gpu = impl_->context.info().name;
+  verdict.manifest.device = impl_->context.info().ordinal;
   return verdict;
 }
 

@@ -256,6 +256,7 @@ struct JudgePool::Impl {
   std::deque<Job> queue;
   bool closing = false;
   std::map<int, DeviceTurn> turns; // per device
+  std::map<int, std::shared_ptr<CaseCache>> case_caches; // per device, shared by its judges
   std::vector<std::thread> judges;
 };
 
@@ -264,16 +265,22 @@ JudgePool::JudgePool(const ServeOptions& options) : impl_(std::make_unique<Impl>
   const std::vector<int> devices =
       options.devices.empty() ? std::vector<int>{options.defaults.device} : options.devices;
   const int jobs = std::max(1, options.jobs);
-  for (const int device : devices)
+  for (const int device : devices) {
     p.turns[device];
+    if (!options.defaults.case_cache && options.case_cache_bytes > 0 &&
+        !p.case_caches.contains(device))
+      p.case_caches[device] = make_case_cache(options.case_cache_bytes);
+  }
   for (const int device : devices)
     for (int job = 0; job < jobs; ++job)
-      // The device's lock found here, on one thread: map::operator[] is no reader's call.
-      p.judges.emplace_back([&p, options, device, turn = &p.turns[device]] {
+      // The device's lock and cache found here, on one thread: map::operator[] is no reader's.
+      p.judges.emplace_back([&p, options, device, turn = &p.turns[device],
+                             cases = p.case_caches[device]] {
         ServeOptions own = options;
         own.devices.clear();
         own.jobs = 1;
         own.defaults.device = device;
+        if (cases) own.defaults.case_cache = cases;
         Judge judge(std::move(own));
         for (;;) {
           Impl::Job next;

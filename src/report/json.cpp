@@ -200,6 +200,7 @@ json to_json(const Manifest& m) {
           {"nvrtc_version", m.nvrtc_version},
           {"driver_version", m.driver_version},
           {"gpu", m.gpu},
+          {"device", m.device >= 0 ? json(m.device) : json(nullptr)},
           {"clocks", m.clocks},
           {"case_budget", m.case_budget},
           {"case_cache",

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "kjudge/judge.hpp"
 #include "kjudge/test_switches.hpp"
 #include "kjudge/report.hpp"
+#include "kjudge/serve.hpp"
 #include "kjudge/spec.hpp"
 
 extern char** environ;
@@ -281,6 +283,53 @@ __global__ void k(const float* x, const float* y, float* z, int N) {
   nowhere[threadIdx.x] = x[0];
 }
 )cu";
+
+// Two judges on one GPU (`serve --devices 0,0`, issue 29 on a one-GPU machine): a crash and an
+// endless kernel take one judge each for a while; every request is answered exactly once, with
+// its own verdict and the device that judged it.
+TEST_F(Check, TwoJudgesOnOneGpuAnswerEveryRequestOnceThroughACrashAndAHang) {
+  const std::string spin = kVectorAddPlan + R"cu(
+__global__ void k(const float* x, const float* y, float* z, int N) {
+  volatile float* out = z;
+  for (;;) out[0] = x[0] + y[0];
+}
+)cu";
+  std::ifstream basic_file(problem_dir("vector_add") / "solutions" / "basic.cu");
+  const std::string basic(std::istreambuf_iterator<char>(basic_file), {});
+  ServeOptions o;
+  o.defaults = options();
+  o.defaults.backend = Backend::cuda;
+  o.defaults.deadline_min_s = 0.2;
+  o.devices = {0, 0};
+  o.unordered = true;
+  const std::string dir = problem_dir("vector_add").string();
+  std::string requests;
+  auto add = [&](int id, const std::string& source) {
+    requests += nlohmann::json{{"id", id}, {"problem", dir}, {"name", "c.cu"},
+                               {"source", source + "\n// " + std::to_string(id) + "\n"}}
+                    .dump() + "\n";
+  };
+  add(0, spin);
+  add(1, kCrash);
+  for (int id = 2; id < 8; ++id)
+    add(id, basic);
+  std::istringstream in(requests);
+  std::ostringstream out;
+  ASSERT_EQ(serve(in, out, o), 0);
+  std::istringstream lines(out.str());
+  std::map<int, nlohmann::json> by_id;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json a = nlohmann::json::parse(line);
+    EXPECT_TRUE(by_id.emplace(a["id"].get<int>(), a).second) << "answered twice: " << line;
+  }
+  ASSERT_EQ(by_id.size(), 8u) << out.str().substr(0, 2000);
+  EXPECT_EQ(by_id[0]["verdict"]["reason"], "timeout") << by_id[0].dump().substr(0, 400);
+  EXPECT_EQ(by_id[1]["verdict"]["reason"], "crash") << by_id[1].dump().substr(0, 400);
+  for (int id = 2; id < 8; ++id)
+    EXPECT_EQ(by_id[id]["verdict"]["outcome"], "PASS") << by_id[id].dump().substr(0, 400);
+  for (const auto& [id, a] : by_id)
+    EXPECT_EQ(a["verdict"]["manifest"]["device"], 0) << id;
+}
 
 TEST_F(Check, ACrashFailsEveryCaseWithAFreshWorkerEachTime) {
   const fs::path c = write_candidate("crash.cu", kCrash);
@@ -558,6 +607,7 @@ TEST_F(Check, CliJsonAndExitCodes) {
   EXPECT_EQ(j["outcome"], "PASS");
   EXPECT_EQ(j["correctness"], true);
   EXPECT_EQ(j["manifest"]["backend"], "cuda");
+  EXPECT_EQ(j["manifest"]["device"], 0);
   r = kjudge({"check", dir, "--candidate", dir + "/traps/off_by_one.cu", cache});
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("FAIL(oob_write)"), std::string::npos) << r.out;

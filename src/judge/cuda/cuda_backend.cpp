@@ -61,7 +61,7 @@ public:
 private:
   const CheckSettings& settings_;
   const Problem& problem_;
-  // The cache's context keeps the primary context, and the cached device buffers, alive.
+  // This check's own context and stream (current on the judge's thread).
   std::shared_ptr<CudaContext> context_;
   std::unique_ptr<CudaOracle> oracle_;
   std::unique_ptr<DeviceComparator> comparator_; // null: every case judged on the host
@@ -74,15 +74,15 @@ CudaBackend::CudaBackend(CheckSettings& settings, const Problem& problem, CaseCa
   if (asked.timed_runs > 0)
     throw InternalError("timed runs on the GPU are the timing loop's "
                         "(CheckOptions::gpu_timing), not timed_runs");
-  if (cache && cache->context && cache->context->info().ordinal == asked.device)
-    context_ = cache->context;
-  else
-    context_ = std::make_shared<CudaContext>(asked.device);
-  if (cache && !cache->context) cache->context = context_;
-  if (cache && cache->context != context_) cache = nullptr;
+  // This check's own context (current on this thread, its own stream); the cache keeps the
+  // first one offered, and with it the primary context its device buffers live in. Another
+  // device's cache is not used.
+  context_ = std::make_shared<CudaContext>(asked.device);
+  if (cache && cache->keep_context(context_)->get() != context_->get()) cache = nullptr;
   const DeviceInfo& dev = context_->info();
   settings.memory_cap = dev.total_memory;
   v.manifest.gpu = dev.name;
+  v.manifest.device = dev.ordinal;
   v.manifest.driver_version = driver_version_text(dev.driver_version);
   if (dev.clock_khz > 0) v.manifest.clocks = fmt::format("{} MHz", dev.clock_khz / 1000);
   CompileOptions compile;

@@ -247,6 +247,7 @@ std::vector<HostTensor> CudaOracle::outputs_on_host(const std::vector<DeviceBuff
 
 void CudaOracle::complete_host_copies(const CaseData& data) const {
   const PhaseTrace::Scope timed(trace_, "oracle: golden and reference copied to the host");
+  const std::lock_guard<std::mutex> lock(*data.host_copies_mutex);
   if (data.golden.size() != data.device_golden.size())
     keep_host_copies(data, true, outputs_on_host(data.device_golden, data, true));
   if (data.reference.size() != data.device_reference.size())

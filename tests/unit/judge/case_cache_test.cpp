@@ -1,8 +1,10 @@
 // CaseCache: hits and misses counted; beyond the budget other problems' least recently used
 // entries make room, a problem's own cases stay as they came (a check asks for them in the same
 // order every time, where plain LRU would keep none); an entry larger than the budget is refused.
+// A case that several judges need at once is made by the first; the others wait for it.
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -62,6 +64,36 @@ TEST(CaseCache, AnotherProblemTakesTheRoomOfTheLeastRecentlyUsed) {
   EXPECT_NE(cache.find("A|host|0|1|c0"), nullptr);
   EXPECT_NE(cache.find("A|host|0|1|c2"), nullptr);
   EXPECT_EQ(cache.stats().bytes, 90u);
+}
+
+// Whether the second caller asks before or after the first has inserted, it gets the first's
+// entry: one miss, one hit, never two makings.
+TEST(CaseCache, ASecondCallerOfACaseBeingMadeGetsTheFirstCallersEntry) {
+  CaseCache cache(100);
+  ASSERT_EQ(cache.find("A|cuda|0|1|c0"), nullptr); // this caller makes it
+  std::shared_ptr<const CaseData> second;
+  std::thread other([&] { second = cache.find("A|cuda|0|1|c0"); });
+  const auto made = data();
+  cache.insert("A|cuda|0|1|c0", made, 10);
+  other.join();
+  EXPECT_EQ(second, made);
+  EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_EQ(cache.stats().hits, 1u);
+}
+
+// A making that threw ends its claim: the waiter (or a later caller) makes the case itself, and
+// its entry is kept.
+TEST(CaseCache, AnAbandonedCaseIsMadeByTheCallerThatWaitedForIt) {
+  CaseCache cache(100);
+  ASSERT_EQ(cache.find("A|cuda|0|1|c0"), nullptr);
+  std::shared_ptr<const CaseData> second = data();
+  std::thread other([&] { second = cache.find("A|cuda|0|1|c0"); });
+  cache.abandon("A|cuda|0|1|c0");
+  other.join();
+  EXPECT_EQ(second, nullptr);
+  const auto made = data();
+  cache.insert("A|cuda|0|1|c0", made, 10);
+  EXPECT_EQ(cache.find("A|cuda|0|1|c0"), made);
 }
 
 } // namespace

@@ -178,6 +178,7 @@ TEST(Serve, AnswersEachRequestOnItsLineInOrderWithItsId) {
   EXPECT_EQ(a[0]["id"], 1);
   EXPECT_EQ(a[0]["verdict"]["outcome"], "PASS") << a[0].dump();
   EXPECT_EQ(a[0]["verdict"]["manifest"]["backend"], "host");
+  EXPECT_TRUE(a[0]["verdict"]["manifest"]["device"].is_null()); // no GPU judged it
   EXPECT_EQ(a[1]["id"], "trap");
   EXPECT_EQ(a[1]["verdict"]["reason"], "oob_write") << a[1].dump();
   EXPECT_EQ(a[2]["id"], 3);
@@ -239,6 +240,31 @@ TEST(Serve, OnSeveralDevicesTheAnswersKeepTheRequestsOrder) {
   EXPECT_EQ(a[3]["error"]["kind"], "bad_request");
   EXPECT_EQ(a[4]["id"], 5);
   EXPECT_EQ(a[4]["verdict"]["outcome"], "PASS") << a[4].dump().substr(0, 400);
+}
+
+// Two judges of one device share its case cache: two checks of one problem side by side make
+// each case once between them (before, each judge made every case: three judges of a problem,
+// three times the oracle's work).
+TEST(Serve, TwoJudgesOfADeviceMakeEachCaseOnceBetweenThem) {
+  ServeOptions o = host_serve_options();
+  o.jobs = 2;
+  o.defaults.fail_fast = false; // every case, in both checks
+  const std::string dir = problem("vector_add");
+  std::string requests;
+  for (const char* c : {"/solutions/basic.cu", "/solutions/grid_stride.cu"})
+    requests += json{{"problem", dir}, {"candidate", dir + c}}.dump() + "\n";
+  const std::vector<json> a = answers_to(requests, o);
+  ASSERT_EQ(a.size(), 2u);
+  std::uint64_t made = 0, found = 0;
+  for (const json& answer : a) {
+    ASSERT_EQ(answer["verdict"]["outcome"], "PASS") << answer.dump().substr(0, 400);
+    made += answer["verdict"]["manifest"]["case_cache"]["misses"].get<std::uint64_t>();
+    found += answer["verdict"]["manifest"]["case_cache"]["hits"].get<std::uint64_t>();
+  }
+  const std::uint64_t cases = a[0]["verdict"]["cases"].size();
+  EXPECT_EQ(a[1]["verdict"]["cases"].size(), cases);
+  EXPECT_EQ(made, cases);
+  EXPECT_EQ(found, cases);
 }
 
 TEST(Serve, WithSeveralJobsUnorderedAnswersComeAsTheyAreReadyEachWithItsId) {
