@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <utility>
 
 #include <fmt/format.h>
@@ -191,7 +192,9 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
     const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : kNaN;
     cmp_stats& st = chunks[static_cast<std::size_t>(c)];
     detail::empty_stats(st);
-    for (detail::cmp_lane& lane : lanes)
+    // Only lanes holding elements (an empty one is every merge's identity and adds +0.0).
+    const auto active = static_cast<std::size_t>(std::min<std::int64_t>(q1 - q0, kThreads));
+    for (detail::cmp_lane& lane : std::span(lanes).first(active))
       detail::empty_lane(lane);
     for (std::int64_t q = q0; q < q1; ++q) {
       const std::int64_t flat = flat_of(s, q);
@@ -215,7 +218,7 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
       if (failing && st.first_count < detail::cmp_first_max) st.first[st.first_count++] = flat;
     }
     unsigned long long count[detail::c_slots] = {};
-    for (const detail::cmp_lane& lane : lanes) {
+    for (const detail::cmp_lane& lane : std::span(lanes).first(active)) {
       for (int k = 0; k < detail::c_slots; ++k)
         count[k] += lane.count[k];
       st.worst = detail::worse_of(st.worst, lane.worst);
@@ -242,13 +245,15 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
     // The sums in the device's order: each thread's elements in turn, then the trees.
     const long long ee = detail::chunk_exponent(p, st.max_e), er = detail::chunk_exponent(p, st.max_r),
                     eg = detail::chunk_exponent(p, st.max_g);
-    const std::int64_t count_in_chunk = q1 - q0;
-    for (int t = 0; t < kThreads; ++t) {
+    const std::size_t warps_active = (active + 31) / 32; // their empty lanes must add zeros
+    for (std::vector<double>* v : {&lane_e, &lane_r, &lane_g})
+      std::fill(v->begin() + active, v->begin() + warps_active * 32, 0.0); // (the trees sum in place)
+    for (int t = 0; t < static_cast<int>(active); ++t) {
       const detail::cmp_lane& lane = lanes[static_cast<std::size_t>(t)];
       double se = lane.sum_e, sr = lane.sum_r, sg = lane.sum_g;
       for (int j = 0; scaled && j < kPerThread; ++j) {
         const std::int64_t k = static_cast<std::int64_t>(j) * kThreads + t;
-        if (k >= count_in_chunk) break;
+        if (k >= q1 - q0) break;
         const double* tm = &terms[3 * static_cast<std::size_t>(k)];
         if (tm[0] > 0.0) se = se + detail::scaled_square(tm[0], ee);
         if (tm[1] > 0.0) sr = sr + detail::scaled_square(tm[1], er);
@@ -258,8 +263,9 @@ PassSummary HostPassSource::run(const compare_params& p, const std::vector<doubl
       lane_r[static_cast<std::size_t>(t)] = sr;
       lane_g[static_cast<std::size_t>(t)] = sg;
     }
-    double warp_e[detail::cmp_warps], warp_r[detail::cmp_warps], warp_g[detail::cmp_warps];
-    for (int w = 0; w < detail::cmp_warps; ++w) {
+    double warp_e[detail::cmp_warps] = {}, warp_r[detail::cmp_warps] = {},
+           warp_g[detail::cmp_warps] = {};
+    for (int w = 0; w < static_cast<int>(warps_active); ++w) {
       warp_e[w] = detail::warp_tree_sum(&lane_e[static_cast<std::size_t>(w) * 32], 32);
       warp_r[w] = detail::warp_tree_sum(&lane_r[static_cast<std::size_t>(w) * 32], 32);
       warp_g[w] = detail::warp_tree_sum(&lane_g[static_cast<std::size_t>(w) * 32], 32);
