@@ -1,13 +1,13 @@
 // kj::localize::price (`kjudge localize --price NEW.cu`): a fix priced by the benchmark's own
 // formula before it is kept. Both versions are benched; each case's pass and score feed the
 // problem's [score] gain and cost, and both sides of that arithmetic are shown.
-#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "kjudge/error.hpp"
 #include "kjudge/localize.hpp"
+#include "kjudge/verdict.hpp"
 
 namespace kj::localize {
 
@@ -15,18 +15,12 @@ using nlohmann::json;
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-// The per-case score: reference time over candidate time on a timed case, 0 elsewhere.
+// The per-case score: reference time over candidate time on a timed case (the medians bench
+// reports), 0 elsewhere.
 double case_score(const CaseFinding& f) {
   if (!f.timing || f.timing->candidate_ms.empty() || f.timing->reference_ms.empty()) return 0;
-  const double mine = median(f.timing->candidate_ms);
-  return mine > 0 ? median(f.timing->reference_ms) / mine : 0;
+  const double mine = sample_stats(f.timing->candidate_ms).median;
+  return mine > 0 ? sample_stats(f.timing->reference_ms).median / mine : 0;
 }
 
 } // namespace

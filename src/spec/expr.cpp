@@ -230,6 +230,10 @@ private:
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
   }
   static bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+  // The real dialect has min, max and sum; the integer one every function but sum.
+  bool in_dialect(Fn fn) const {
+    return real_ ? fn == Fn::min || fn == Fn::max || fn == Fn::sum : fn != Fn::sum;
+  }
 
   NodePtr parse_number() {
     if (real_) return parse_real_number();
@@ -299,14 +303,10 @@ private:
     const FnInfo* info = nullptr;
     for (const FnInfo& f : kFunctions)
       if (f.name == name) info = &f;
-    const bool in_dialect = info && (real_ ? (info->fn == Fn::min || info->fn == Fn::max ||
-                                              info->fn == Fn::sum)
-                                           : info->fn != Fn::sum);
-    if (!in_dialect) {
+    if (!info || !in_dialect(info->fn)) {
       std::vector<std::string_view> known;
       for (const FnInfo& f : kFunctions)
-        if (real_ ? (f.fn == Fn::min || f.fn == Fn::max || f.fn == Fn::sum) : f.fn != Fn::sum)
-          known.push_back(f.name);
+        if (in_dialect(f.fn)) known.push_back(f.name);
       std::sort(known.begin(), known.end());
       fail(fmt::format("unknown function '{}' ({})", name, list_names(known)), column);
     }
