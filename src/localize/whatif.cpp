@@ -13,6 +13,7 @@
 #include "judge/case_oracle.hpp"
 #include "judge/check_settings.hpp"
 #include "judge/host/host_backend.hpp"
+#include "judge/output_judging.hpp"
 #include "kjudge/compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/localize.hpp"
@@ -187,16 +188,8 @@ WhatIf whatif(const Problem& problem, const std::vector<Scheme>& schemes, const 
       for (std::size_t out = 0; out < n_out; ++out) {
         const OutputSpec& spec = problem.outputs[out];
         const HostTensor actual = outputs[out].converted(spec.dtype);
-        CompareInputs in;
-        in.spec = &spec;
-        in.nan = problem.nan;
-        in.signed_zero_strict = problem.signed_zero_strict;
-        in.tier = problem.tier;
-        in.statistics = false;
-        in.actual = &actual;
-        in.golden = &d.golden[out];
-        in.reference = &d.reference[out];
-        const OutputFinding f = compare_output(in);
+        const OutputFinding f =
+            compare_output(judge::host_compare_inputs(problem, out, d, actual, nullptr, {}));
         row.worst_ratio = std::max(row.worst_ratio, std::exp(f.log_error_ratio));
         if (f.reason != Reason::none) {
           ok = false;
