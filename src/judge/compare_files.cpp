@@ -142,11 +142,13 @@ Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
                         const TensorNames& names) {
   const TensorComparison comparison(a, names, actual.dtype(), actual.shape(), expected.shape(),
                                     reference ? &reference->shape() : nullptr);
-  // The golden is compared in f64 and the others in the output dtype, as in a check; an f64
-  // expected is read where it is (a golden's copy is the size of the whole output again).
+  // The golden is compared in f64 and the others in the output dtype, as in a check; an f64 or
+  // f32 expected is read where it is (each f32 is a double exactly; a golden's copy is the size
+  // of the whole output again, twice over for f32).
   const DType dtype = comparison.dtype();
   std::optional<HostTensor> widened;
-  if (expected.dtype() != DType::f64) widened = expected.converted(DType::f64);
+  if (expected.dtype() != DType::f64 && expected.dtype() != DType::f32)
+    widened = expected.converted(DType::f64);
   if (actual.dtype() != dtype) actual = actual.converted(dtype);
   if (reference && reference->dtype() != dtype) reference = reference->converted(dtype);
 

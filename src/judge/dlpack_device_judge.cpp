@@ -3,8 +3,9 @@
 // compare_tensors gives for the same values: the same TensorComparison decides the output, the
 // rules and the verdict, and the comparator's finding is the host comparator's bit for bit (one
 // arithmetic for both, docs/design.md "Comparison"). What compare_tensors converts on the host
-// (the expected widened to f64, an actual or reference of another dtype than the output's) is
-// converted here on the device by the builtin kernels, which read and round as HostTensor does.
+// (an expected widened to f64, an actual or reference of another dtype than the output's) is
+// converted here on the device by the builtin kernels, which read and round as HostTensor does;
+// an f32 or f64 expected is read where it lies, as there.
 #include <map>
 #include <mutex>
 #include <utility>
@@ -151,7 +152,8 @@ Verdict DeviceTensorJudge::compare(const DeviceArray& actual, const DeviceArray&
     static_cast<CompareRules&>(in) = comparison.rules();
     in.shape = actual.shape;
     in.actual = converted(actual, dtype);
-    in.golden = converted(expected, DType::f64);
+    in.golden = expected.dtype == DType::f32 ? DeviceTensor{expected.ptr, DType::f32}
+                                             : converted(expected, DType::f64);
     if (reference) in.reference = converted(*reference, dtype);
     verdict = comparison.verdict(impl_->comparator.compare(in, s));
   }

@@ -4,8 +4,8 @@
 // scenarios sit where a comparator slips: errors at the bound and one ulp past it, NaN, ±Inf and
 // -0 in every role, the NaN rules, f64 extremes (the scaled sums), narrow dtypes, slices longer
 // than a chunk, outputs that are not a whole number of chunks, a large output whose binned
-// percentiles come from the device's histograms, and f32 outputs whose chunks the lean pass
-// keeps or hands back.
+// percentiles come from the device's histograms, f32 outputs whose chunks the lean pass keeps or
+// hands back, and an f32 golden read in place.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -99,6 +99,7 @@ struct Scenario {
   OutputSpec spec;
   HostTensor actual, golden, reference;
   bool with_golden = true, with_reference = true;
+  bool one_array = false; // the golden is the reference too, one device array (kjudge.compare's)
   CompareRules rules{}; // all but the spec, which is `spec`
 };
 
@@ -135,7 +136,7 @@ protected:
     host.spec = &s.spec;
     host.actual = &s.actual;
     host.golden = s.with_golden ? &s.golden : nullptr;
-    host.reference = s.with_reference ? &s.reference : nullptr;
+    host.reference = s.one_array ? &s.golden : s.with_reference ? &s.reference : nullptr;
     const OutputFinding h = compare_output(host);
 
     const DeviceBuffer a = upload(s.actual), g = upload(s.golden), r = upload(s.reference);
@@ -146,6 +147,7 @@ protected:
     dev.actual = {a.ptr(), s.actual.dtype()};
     if (s.with_golden) dev.golden = DeviceTensor{g.ptr(), s.golden.dtype()};
     if (s.with_reference) dev.reference = DeviceTensor{r.ptr(), s.reference.dtype()};
+    if (s.one_array) dev.reference = dev.golden;
     EXPECT_TRUE(DeviceComparator::on_device(dev)) << s.name << ": judged on the host, not the GPU";
     const OutputFinding d = comparator().compare(dev, stream());
     SCOPED_TRACE(s.name + ": " + h.message);
@@ -380,6 +382,57 @@ TEST_F(DeviceCompare, TheLeanF32PassAndTheChunksItHandsBackAgreeWithTheHost) {
         const OutputFinding f = both(s);
         EXPECT_FALSE(f.pass()) << s.name;
         EXPECT_GE(f.mismatches, 3) << s.name;
+      }
+    }
+  }
+}
+
+TEST_F(DeviceCompare, AnF32GoldenIsReadInPlaceWithItsWidenedCopysFinding) {
+  // kjudge.compare judges a CUDA f32 expected as the golden where it lies (no f64 copy), and
+  // without a golden passes that one array as the reference too: the lean pass (against either
+  // when they are one array), the chunks it hands back and relative's generic pass read it as
+  // f32. Each finding must be the one an f64 widening in its own array gives, on both sides,
+  // right and planted.
+  const std::int64_t chunk = 16384;
+  const std::size_t n = (std::size_t{1} << 20) + 4321;
+  std::vector<double> g = normal_values(n, 15);
+  for (double& v : g)
+    v = static_cast<float>(v);
+  std::vector<double> r, c_near;
+  near(g, 16, 1, r);
+  near(g, 17, 2, c_near);
+  const Shape shape{static_cast<std::int64_t>(n)};
+  for (const PolicySpec::Kind kind : {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp,
+                                      PolicySpec::Kind::exact, PolicySpec::Kind::relative}) {
+    for (const bool one_array : {false, true}) {
+      if (one_array && kind == PolicySpec::Kind::relative) continue; // (its k needs a reference error)
+      PolicySpec p = policy(kind, one_array ? Expected::reference : Expected::golden);
+      p.ulps = 4;
+      std::vector<double> c = kind == PolicySpec::Kind::exact ? g : c_near, golden = g;
+      for (const bool planted : {false, true}) {
+        if (planted) {
+          c[3 * chunk + 5] = kNaN;
+          c[7 * chunk + 100] = kInf;
+          c[11 * chunk + 7] += 1.0;
+          c[n - 1] = -3.0 * c[n - 1] - 1.0;
+          golden[20 * chunk + 9] = kInf;
+          golden[30 * chunk + 1] = kNaN;
+        }
+        Scenario s{fmt::format("f32 golden, policy {}{}{}", static_cast<int>(kind),
+                               one_array ? ", the reference too" : "", planted ? ", planted" : ""),
+                   test::output(DType::f32, p), test::tensor(DType::f32, shape, c),
+                   test::tensor(DType::f32, shape, golden), test::tensor(DType::f32, shape, r)};
+        s.one_array = one_array;
+        const OutputFinding in_place = both(s);
+        if (planted || kind != PolicySpec::Kind::relative) { // (relative's k may not cover 2 ulps)
+          EXPECT_EQ(in_place.pass(), !planted) << s.name;
+        }
+        if (one_array) s.reference = s.golden;
+        s.golden = s.golden.converted(DType::f64);
+        s.one_array = false;
+        s.name += ", widened";
+        SCOPED_TRACE(s.name);
+        expect_same_finding(in_place, both(s));
       }
     }
   }

@@ -314,7 +314,7 @@ __device__ void flush_runs(bin_runs& r, unsigned int* words) {
 // (relative's second pass); `bounds` relative's bound per slice in its second pass.
 template <bool scaled, int policy, int dtype>
 __global__ void __launch_bounds__(cmp_threads, 1)
-judge_chunks(compare_params params, const void* actual, const double* golden, const void* reference,
+judge_chunks(compare_params params, const void* actual, const void* golden, const void* reference,
              const double* bounds, const unsigned int* redo, cmp_stats* out,
              unsigned long long* hist) {
   extern __shared__ unsigned int hist_words_s[];
@@ -353,7 +353,7 @@ judge_chunks(compare_params params, const void* actual, const double* golden, co
         if (k < count) {
           const unsigned long long i = static_cast<unsigned long long>(base + k);
           cv[u] = load_value(actual, i, p.dtype);
-          if (golden != nullptr) gv[u] = golden[i];
+          if (golden != nullptr) gv[u] = load_golden(golden, i, p);
           if (reference != nullptr) rv[u] = load_value(reference, i, p.dtype);
         }
       }
@@ -385,7 +385,7 @@ judge_chunks(compare_params params, const void* actual, const double* golden, co
         if (k >= count) break;
         const unsigned long long i = static_cast<unsigned long long>(base + k);
         const double cj = load_value(actual, i, p.dtype);
-        const double gj = golden != nullptr ? golden[i] : quiet_nan();
+        const double gj = golden != nullptr ? load_golden(golden, i, p) : quiet_nan();
         const double rj = reference != nullptr ? load_value(reference, i, p.dtype) : quiet_nan();
         const cmp_terms tm = sum_terms(p, judge_element_hd(p, cj, gj, rj, bound));
         if (tm.e > 0.0) se = se + scaled_square(tm.e, ee);
@@ -523,6 +523,9 @@ judge_chunks_lean(compare_params params, const float* actual, const void* expect
     // The chunk's elements by their offsets in it (32-bit: a chunk holds cmp_chunk).
     const int here = static_cast<int>(count);
     const float* const c_at = actual + base;
+    // The expected values: the reference's, or an f32 golden's, as they are; an f64 golden's
+    // rounded to f32.
+    const bool x_f32 = p.has_golden == 0 || p.golden_dtype == dt_f32;
     const float* const x32_at = static_cast<const float*>(expected) + base;
     const double* const x64_at = static_cast<const double*>(expected) + base;
 #pragma unroll 1
@@ -534,7 +537,7 @@ judge_chunks_lean(compare_params params, const float* actual, const void* expect
         cv[u] = xv[u] = 0.0f;
         if (k < here) {
           cv[u] = c_at[k];
-          xv[u] = p.has_golden != 0 ? static_cast<float>(x64_at[k]) : x32_at[k];
+          xv[u] = x_f32 ? x32_at[k] : static_cast<float>(x64_at[k]);
         }
       }
       // Raised to the warp's largest ratio so far (rounded down): the chunk's largest is

@@ -75,7 +75,7 @@ struct compare_params {
   int has_golden;             // the golden is given (else the reference is the basis)
   int strict_zero;            // exact: +0 and -0 differ
   int with_bounds;            // relative's second pass: slice bounds given, elements judged
-  int pad;
+  int golden_dtype;           // the device golden's dt_* code: dt_f64 (0), or dt_f32 read in place
 };
 static_assert(sizeof(compare_params) == 96, "compare_params has one layout on both sides");
 
@@ -198,6 +198,13 @@ KJ_HD double load_value(const void* in, unsigned long long i, int dtype) {
   if (dtype == dt_f32) return static_cast<double>(static_cast<const float*>(in)[i]);
   if (dtype == dt_f64) return static_cast<const double*>(in)[i];
   return load_widened(in, i, dtype);
+}
+
+// Element i of the device golden as a double: an f32 golden (an f32 expected judged in place
+// rather than widened into an f64 copy) holds each value exactly.
+KJ_HD double load_golden(const void* golden, unsigned long long i, const compare_params& p) {
+  if (p.golden_dtype == dt_f32) return static_cast<double>(static_cast<const float*>(golden)[i]);
+  return static_cast<const double*>(golden)[i];
 }
 
 // The golden rounded to the output dtype (kj::round_to): for f32 the conversion instruction,

@@ -91,12 +91,13 @@ struct DeviceComparator::Impl {
     if (p.dtype == detail::dt_f32 && p.policy >= 0 && p.policy < 4) return judge_f32[p.policy];
     return judge;
   }
-  // The lean pass for f32 outputs under an elementwise policy whose expected value is the basis
-  // (the rounded golden, or the reference when there is no golden); null for the rest.
-  CUfunction lean_for(const compare_params& p) const {
+  // The lean pass for f32 outputs under an elementwise policy whose expected value is the basis:
+  // the rounded golden, the reference where there is no golden, or either where both are one
+  // array (kjudge.compare without a golden); null for the rest.
+  CUfunction lean_for(const compare_params& p, bool golden_is_reference) const {
     if (p.dtype != detail::dt_f32 || p.policy < 0 || p.policy >= 4 || p.with_bounds != 0)
       return nullptr;
-    if (p.has_golden != 0 && p.expected_golden == 0) return nullptr;
+    if (p.has_golden != 0 && p.expected_golden == 0 && !golden_is_reference) return nullptr;
     if (p.chunks >= (1ll << 31)) return nullptr; // `redo` lists chunks in 31 bits
     return judge_lean[p.policy];
   }
@@ -164,21 +165,25 @@ public:
       hist_ptr = reinterpret_cast<unsigned long long*>(d.hist.ptr());
     }
     compare_params params = p;
+    params.golden_dtype = in_.golden ? static_cast<int>(in_.golden->dtype) : detail::dt_f64;
     const void* actual = reinterpret_cast<const void*>(in_.actual.ptr);
-    const double* golden = in_.golden ? reinterpret_cast<const double*>(in_.golden->ptr) : nullptr;
+    const void* golden = in_.golden ? reinterpret_cast<const void*>(in_.golden->ptr) : nullptr;
     const void* reference = in_.reference ? reinterpret_cast<const void*>(in_.reference->ptr)
                                           : nullptr;
     auto* chunks = reinterpret_cast<cmp_stats*>(d.chunks.ptr());
     const unsigned int* redo = nullptr;
     const long long sms = std::max(1, d.device.sm_count);
-    if (const CUfunction lean = d.lean_for(params)) {
+    const bool golden_is_reference = in_.golden && in_.reference &&
+                                     in_.golden->ptr == in_.reference->ptr &&
+                                     in_.golden->dtype == in_.reference->dtype;
+    if (const CUfunction lean = d.lean_for(params, golden_is_reference)) {
       // The lean pass first; judge_chunks then judges the chunks it hands back.
       const std::size_t redo_bytes = static_cast<std::size_t>(p.chunks + 1) * sizeof(unsigned int);
       DeviceComparator::Impl::grow(d.redo, redo_bytes);
       fill_bytes(d.redo.ptr(), 0, sizeof(unsigned int), s_);
       auto* redo_ptr = reinterpret_cast<unsigned int*>(d.redo.ptr());
       const auto* actual_f32 = static_cast<const float*>(actual);
-      const void* expected = params.has_golden != 0 ? static_cast<const void*>(golden) : reference;
+      const void* expected = params.has_golden != 0 ? golden : reference;
       void* lean_args[] = {&params, &actual_f32, &expected, &redo_ptr, &chunks, &hist_ptr};
       LaunchDims lean_dims;
       const long long lean_blocks = std::min(p.chunks, kLeanBlocksPerSm * sms);
@@ -282,7 +287,7 @@ DeviceComparator::~DeviceComparator() = default;
 bool DeviceComparator::on_device(const DeviceCompareInputs& in) {
   if (in.exact_percentiles || in.spec == nullptr) return false;
   if (in.actual.dtype != in.spec->dtype) return false;
-  if (in.golden && in.golden->dtype != DType::f64) return false;
+  if (in.golden && in.golden->dtype != DType::f64 && in.golden->dtype != DType::f32) return false;
   if (in.reference && in.reference->dtype != in.spec->dtype) return false;
   try {
     const PassInputs p = device_pass_inputs(in);

@@ -1,12 +1,15 @@
 // kj::compare_files, the library call behind `kjudge compare`: a one-case verdict with backend
-// "files" from .npy files, and bad requests as SpecErrors that name the file or the option.
+// "files" from .npy files, and bad requests as SpecErrors that name the file or the option; and
+// compare_tensors reading an f32 expected where it is.
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "kjudge/inputs.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/report.hpp"
 #include "kjudge/tensor.hpp"
 
 namespace {
@@ -71,3 +74,38 @@ TEST(CompareFiles, BadRequestsNameTheFileOrTheOption) {
 }
 
 }  // namespace
+
+TEST(CompareTensors, AnF32ExpectedReadInPlaceHasItsWidenedCopysVerdict) {
+  // compare_tensors widens an expected into an f64 golden unless it is f64 or f32, which it
+  // reads where it is: the verdict must be the widened copy's, JSON for JSON, passing or not,
+  // for float and integer outputs (NaN, Inf and a value past the bound planted).
+  HostTensor expected(DType::f32, {4, 100});
+  HostTensor actual(DType::f32, {4, 100});
+  for (std::int64_t i = 0; i < expected.numel(); ++i) {
+    expected.set(i, 1.0 / static_cast<double>(i + 3) - 0.1);
+    actual.set(i, expected.get(i) * (1.0 + 0x1p-22));
+  }
+  const HostTensor reference = actual;
+  HostTensor planted = actual;
+  planted.set(7, std::numeric_limits<double>::quiet_NaN());
+  planted.set(100, std::numeric_limits<double>::infinity());
+  planted.set(250, planted.get(250) + 1.0);
+  const HostTensor widened = expected.converted(DType::f64);
+  for (const char* policy : {"allclose", "ulp(4)", "exact", "relative", "rel_l2(1e-5)"}) {
+    for (const HostTensor* a : {&actual, &planted}) {
+      CompareSettings settings;
+      settings.policy = policy;
+      const bool integer = a == &planted && std::string(policy) == "exact";
+      if (integer) settings.dtype = "i32";
+      const auto verdict_of = [&](const HostTensor& x) {
+        return to_json(compare_tensors(*a, x, reference, settings)).dump();
+      };
+      SCOPED_TRACE(std::string(policy) + (a == &planted ? ", planted" : ""));
+      EXPECT_EQ(verdict_of(expected), verdict_of(widened));
+    }
+  }
+  CompareSettings settings;
+  settings.policy = "ulp(4)";
+  EXPECT_EQ(compare_tensors(actual, expected, reference, settings).outcome, Outcome::pass);
+  EXPECT_EQ(compare_tensors(planted, expected, reference, settings).outcome, Outcome::fail);
+}
