@@ -20,6 +20,7 @@
 #include "kjudge/error.hpp"
 #include "kjudge/localize.hpp"
 #include "localize/localize_internal.hpp"
+#include "localize/opened_backend.hpp"
 
 namespace kj::localize {
 
@@ -28,26 +29,14 @@ using namespace kj::judge;
 namespace {
 
 // One backend over one derived problem, with a runner of the matching derived candidate
-// started on it. The settings hold a reference to the options: both live here.
-struct Side {
-  Problem problem;
+// started on it.
+struct Side : OpenedBackend {
   Candidate candidate;
-  CheckOptions options;
-  CheckSettings settings{options};
-  PhaseTrace trace;
-  Verdict verdict;
-  std::unique_ptr<CheckBackend> backend;
   std::unique_ptr<KernelUnderTest> runner;
 
   // `what` names the kernel in messages ("the candidate", "the --baseline kernel", ...).
   Side(Problem p, Candidate c, const CheckOptions& o, Backend b, const std::string& what)
-      : problem(std::move(p)), candidate(std::move(c)), options(o) {
-    settings.backend = b;
-    settings.trace = &trace;
-    if (auto refused = resolve_check_settings(settings, verdict))
-      throw SpecError({}, "localize: " + *refused);
-    CaseCache* no_cache = nullptr;
-    backend = make_backend(settings, problem, no_cache, verdict);
+      : OpenedBackend(std::move(p), o, b, "localize"), candidate(std::move(c)) {
     runner = backend->make_runner("candidate", candidate);
     if (auto failed = runner->start())
       throw SpecError({candidate.path.string(), "", 0, 0},

@@ -17,6 +17,7 @@
 #include "kjudge/compare.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/localize.hpp"
+#include "localize/opened_backend.hpp"
 
 namespace kj::localize {
 
@@ -103,23 +104,8 @@ std::vector<Scheme> load_schemes(const std::filesystem::path& file, const Proble
 namespace {
 
 // A backend of the host over one problem, for its oracle alone.
-struct Oracle {
-  Problem problem;
-  CheckOptions options;
-  CheckSettings settings{options};
-  PhaseTrace trace;
-  Verdict verdict;
-  std::unique_ptr<CheckBackend> backend;
-
-  Oracle(Problem p, const CheckOptions& o) : problem(std::move(p)), options(o) {
-    options.backend = Backend::host;
-    settings.backend = Backend::host;
-    settings.trace = &trace;
-    if (auto refused = resolve_check_settings(settings, verdict))
-      throw SpecError({}, "whatif: " + *refused);
-    CaseCache* no_cache = nullptr;
-    backend = make_backend(settings, problem, no_cache, verdict);
-  }
+struct Oracle : OpenedBackend {
+  Oracle(Problem p, const CheckOptions& o) : OpenedBackend(std::move(p), o, Backend::host, "whatif") {}
   CaseOracle& oracle() { return backend->oracle(); }
 };
 
