@@ -390,9 +390,10 @@ TEST_F(DeviceCompare, TheLeanF32PassAndTheChunksItHandsBackAgreeWithTheHost) {
 TEST_F(DeviceCompare, AnF32GoldenIsReadInPlaceWithItsWidenedCopysFinding) {
   // kjudge.compare judges a CUDA f32 expected as the golden where it lies (no f64 copy), and
   // without a golden passes that one array as the reference too: the lean pass (against either
-  // when they are one array), the chunks it hands back and relative's generic pass read it as
-  // f32. Each finding must be the one an f64 widening in its own array gives, on both sides,
-  // right and planted.
+  // only when they are one array), the chunks it hands back and relative's generic pass read it
+  // as f32. Each finding must be the one an f64 widening in its own array gives, on both sides,
+  // right and planted, against the golden, against a reference of its own, and against the one
+  // array.
   const std::int64_t chunk = 16384;
   const std::size_t n = (std::size_t{1} << 20) + 4321;
   std::vector<double> g = normal_values(n, 15);
@@ -402,13 +403,18 @@ TEST_F(DeviceCompare, AnF32GoldenIsReadInPlaceWithItsWidenedCopysFinding) {
   near(g, 16, 1, r);
   near(g, 17, 2, c_near);
   const Shape shape{static_cast<std::int64_t>(n)};
+  enum class Basis { golden, reference, one_array };
   for (const PolicySpec::Kind kind : {PolicySpec::Kind::allclose, PolicySpec::Kind::ulp,
                                       PolicySpec::Kind::exact, PolicySpec::Kind::relative}) {
-    for (const bool one_array : {false, true}) {
-      if (one_array && kind == PolicySpec::Kind::relative) continue; // (its k needs a reference error)
-      PolicySpec p = policy(kind, one_array ? Expected::reference : Expected::golden);
+    for (const Basis basis : {Basis::golden, Basis::reference, Basis::one_array}) {
+      const bool relative = kind == PolicySpec::Kind::relative;
+      if (relative && basis != Basis::golden) continue; // (relative compares against the golden)
+      PolicySpec p = policy(kind, basis == Basis::golden ? Expected::golden : Expected::reference);
       p.ulps = 4;
-      std::vector<double> c = kind == PolicySpec::Kind::exact ? g : c_near, golden = g;
+      std::vector<double> golden = g;
+      std::vector<double> c = kind != PolicySpec::Kind::exact ? c_near
+                              : basis == Basis::reference     ? r
+                                                              : g;
       for (const bool planted : {false, true}) {
         if (planted) {
           c[3 * chunk + 5] = kNaN;
@@ -418,16 +424,16 @@ TEST_F(DeviceCompare, AnF32GoldenIsReadInPlaceWithItsWidenedCopysFinding) {
           golden[20 * chunk + 9] = kInf;
           golden[30 * chunk + 1] = kNaN;
         }
-        Scenario s{fmt::format("f32 golden, policy {}{}{}", static_cast<int>(kind),
-                               one_array ? ", the reference too" : "", planted ? ", planted" : ""),
+        Scenario s{fmt::format("f32 golden, policy {}, basis {}{}", static_cast<int>(kind),
+                               static_cast<int>(basis), planted ? ", planted" : ""),
                    test::output(DType::f32, p), test::tensor(DType::f32, shape, c),
                    test::tensor(DType::f32, shape, golden), test::tensor(DType::f32, shape, r)};
-        s.one_array = one_array;
+        s.one_array = basis == Basis::one_array;
         const OutputFinding in_place = both(s);
-        if (planted || kind != PolicySpec::Kind::relative) { // (relative's k may not cover 2 ulps)
+        if (planted || !relative) { // (relative's k may not cover 2 ulps)
           EXPECT_EQ(in_place.pass(), !planted) << s.name;
         }
-        if (one_array) s.reference = s.golden;
+        if (s.one_array) s.reference = s.golden;
         s.golden = s.golden.converted(DType::f64);
         s.one_array = false;
         s.name += ", widened";
