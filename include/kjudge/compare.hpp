@@ -82,8 +82,11 @@ inline bool statistics_wanted(const CompareRules& rules, bool fails) {
 
 struct CompareInputs : CompareRules {
   const HostTensor* actual = nullptr;   // candidate output, in the output dtype
-  const HostTensor* golden = nullptr;   // f64 golden (may be null for integer outputs)
+  const HostTensor* golden = nullptr;   // f64 (or f32) golden (may be null for integer outputs)
   const HostTensor* reference = nullptr;// same-precision reference, in the output dtype
+  // Threads the elementwise policies' pass may judge chunks on at once (the finding is the same
+  // for any count). A check keeps 1: it judges outputs on a pool of its own.
+  int threads = 1;
 };
 
 // Judge one output. Throws SpecError when the policy needs a tensor that is missing (relative

@@ -1,17 +1,15 @@
 // The elementwise policies judged from one pass (pass.hpp): the pass's parameters from an
-// output's spec, the host's pass (the device's chunk order and sum trees, replayed on the CPU),
-// and the finding built from a pass's statistics, which the GPU comparator shares.
+// output's spec, and the finding built from a pass's statistics, which the host's pass
+// (host_pass.cpp) and the GPU comparator share.
 #include "pass.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <span>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "format.hpp"
-#include "percentiles.hpp"
 
 namespace kj {
 
@@ -20,36 +18,6 @@ using detail::cmp_element;
 using detail::cmp_severity;
 using detail::cmp_stats;
 using detail::compare_params;
-
-namespace {
-
-constexpr int kThreads = detail::cmp_threads;
-constexpr int kPerThread = detail::cmp_per_thread;
-
-// Element i of a tensor as a double (HostTensor::get's value; f32 and f64 read directly), NaN
-// for a missing tensor.
-double read_or_nan(const HostTensor* t, std::int64_t i) {
-  if (!t) return kNaN;
-  if (t->dtype() == DType::f32) return static_cast<double>(t->data<float>()[i]);
-  if (t->dtype() == DType::f64) return t->data<double>()[i];
-  return t->get(i);
-}
-
-// The stride-doubling tree over stats[first, first + count): the tree of chunks (a slice's, or
-// the whole output's). Power-of-two groups of it are themselves trees, so the device may
-// reduce it group by group.
-cmp_stats tree_of(std::vector<cmp_stats> stats) {
-  cmp_stats none;
-  detail::empty_stats(none);
-  if (stats.empty()) return none;
-  const std::size_t m = stats.size();
-  for (std::size_t s = 1; s < m; s <<= 1)
-    for (std::size_t i = 0; i + s < m; i += 2 * s)
-      detail::combine_stats(stats[i], stats[i + s]);
-  return stats[0];
-}
-
-} // namespace
 
 PassInputs pass_inputs(const CompareInputs& in) {
   return pass_inputs_of(in, in.actual->shape(), in.golden != nullptr, in.reference != nullptr);
@@ -151,200 +119,6 @@ std::optional<compare_params> pass_params(const PassInputs& in) {
   p.has_golden = in.has_golden ? 1 : 0;
   p.strict_zero = in.signed_zero_strict ? 1 : 0;
   return p;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The host's pass
-
-HostPassSource::HostPassSource(const CompareInputs& in)
-    : in_(in), layout_(slice_layout(*in.spec, in.actual->shape())) {}
-
-ElementValues HostPassSource::at(std::int64_t flat) {
-  return {read_or_nan(in_.actual, flat), read_or_nan(in_.golden, flat),
-          read_or_nan(in_.reference, flat)};
-}
-
-PassSummary HostPassSource::run(const compare_params& p, const std::vector<double>* bounds,
-                                bool histograms) {
-  const SliceLayout& l = layout_;
-  std::vector<unsigned long long> hist;
-  if (histograms) hist.assign(static_cast<std::size_t>(detail::cmp_histograms) * detail::cmp_hist_bins, 0);
-  // The flat index of position q of slice s (slice-major order; flat order when outer == 1).
-  auto flat_of = [&](std::int64_t s, std::int64_t q) {
-    if (l.axis < 0) return q;
-    const std::int64_t o = q / l.inner, i = q % l.inner;
-    return (o * l.extent + s) * l.inner + i;
-  };
-
-  std::vector<cmp_stats> chunks(static_cast<std::size_t>(p.chunks));
-  // One lane per device thread, each taking its elements in the device's order (lane t: the
-  // chunk's elements t, t + kThreads, ...), so the sums add in the same order.
-  std::vector<detail::cmp_lane> lanes(kThreads);
-  const bool scaled = detail::scaled_sums(p);
-  // A chunk's terms; no chunk holds more than a slice's elements (a small output allocates
-  // little: the whole chunk's 393 KB made a 16-element comparison cost 34 us).
-  std::vector<double> terms(3 * static_cast<std::size_t>(std::min<std::int64_t>(detail::cmp_chunk, p.slice_len)));
-  std::vector<double> lane_e(kThreads), lane_r(kThreads), lane_g(kThreads);
-  for (std::int64_t c = 0; c < p.chunks; ++c) {
-    const std::int64_t s = c / p.chunks_per_slice;
-    const std::int64_t q0 = (c % p.chunks_per_slice) * detail::cmp_chunk;
-    const std::int64_t q1 = std::min(q0 + detail::cmp_chunk, p.slice_len);
-    const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : kNaN;
-    cmp_stats& st = chunks[static_cast<std::size_t>(c)];
-    detail::empty_stats(st);
-    // Only lanes holding elements (an empty one is every merge's identity and adds +0.0).
-    const auto active = static_cast<std::size_t>(std::min<std::int64_t>(q1 - q0, kThreads));
-    for (detail::cmp_lane& lane : std::span(lanes).first(active))
-      detail::empty_lane(lane);
-    for (std::int64_t q = q0; q < q1; ++q) {
-      const std::int64_t flat = flat_of(s, q);
-      const auto k = static_cast<unsigned int>(q - q0);
-      const ElementValues v = at(flat);
-      const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
-      unsigned int keys[detail::cmp_histograms];
-      detail::lane_add(p, lanes[k % kThreads], el, v.c, k, flat, static_cast<int>(k / kThreads),
-                       scaled, &terms[3 * static_cast<std::size_t>(k)],
-                       histograms ? keys : nullptr);
-      // The histograms' counts, in any order.
-      for (int h = 0; histograms && h < detail::cmp_histograms; ++h)
-        if (keys[h] != detail::cmp_no_key)
-          ++hist[static_cast<std::size_t>(h) * detail::cmp_hist_bins + keys[h]];
-      if (el.status == detail::st_fail_nonfinite)
-        st.first_nonfinite = std::min<long long>(st.first_nonfinite, flat);
-      if (el.status == detail::st_fail_mismatch)
-        st.first_mismatch = std::min<long long>(st.first_mismatch, flat);
-      const bool failing = el.status == detail::st_fail_nonfinite ||
-                           el.status == detail::st_fail_mismatch || el.bad;
-      if (failing && st.first_count < detail::cmp_first_max) st.first[st.first_count++] = flat;
-    }
-    unsigned long long count[detail::c_slots] = {};
-    for (const detail::cmp_lane& lane : std::span(lanes).first(active)) {
-      for (int k = 0; k < detail::c_slots; ++k)
-        count[k] += lane.count[k];
-      st.worst = detail::worse_of(st.worst, lane.worst);
-      st.worst_bad = detail::worse_of(st.worst_bad, lane.worst_bad);
-      st.max_e = std::max(st.max_e, lane.max_e);
-      st.max_r = std::max(st.max_r, lane.max_r);
-      st.max_g = std::max(st.max_g, lane.max_g);
-      st.max_ratio = std::max(st.max_ratio, lane.max_ratio);
-      st.max_abs = std::max(st.max_abs, lane.max_abs);
-      st.max_rel = std::max(st.max_rel, lane.max_rel);
-      st.max_ulp = std::max(st.max_ulp, lane.max_ulp);
-    }
-    st.judged = static_cast<long long>(count[detail::c_judged]);
-    st.settled = static_cast<long long>(count[detail::c_settled]);
-    st.excused = static_cast<long long>(count[detail::c_excused]);
-    st.overflows = static_cast<long long>(count[detail::c_overflows]);
-    st.nonfinite = static_cast<long long>(count[detail::c_nonfinite]);
-    st.mismatch = static_cast<long long>(count[detail::c_mismatch]);
-    st.bad = static_cast<long long>(count[detail::c_bad]);
-    st.err_count = static_cast<long long>(count[detail::c_err]);
-    st.ref_count = static_cast<long long>(count[detail::c_ref]);
-    st.ref_nonfinite = static_cast<long long>(count[detail::c_ref_nonfinite]);
-    st.stat_count = static_cast<long long>(count[detail::c_stat]);
-    // The sums in the device's order: each thread's elements in turn, then the trees.
-    const long long ee = detail::chunk_exponent(p, st.max_e), er = detail::chunk_exponent(p, st.max_r),
-                    eg = detail::chunk_exponent(p, st.max_g);
-    const std::size_t warps_active = (active + 31) / 32; // their empty lanes must add zeros
-    for (std::vector<double>* v : {&lane_e, &lane_r, &lane_g})
-      std::fill(v->begin() + active, v->begin() + warps_active * 32, 0.0); // (the trees sum in place)
-    for (int t = 0; t < static_cast<int>(active); ++t) {
-      const detail::cmp_lane& lane = lanes[static_cast<std::size_t>(t)];
-      double se = lane.sum_e, sr = lane.sum_r, sg = lane.sum_g;
-      for (int j = 0; scaled && j < kPerThread; ++j) {
-        const std::int64_t k = static_cast<std::int64_t>(j) * kThreads + t;
-        if (k >= q1 - q0) break;
-        const double* tm = &terms[3 * static_cast<std::size_t>(k)];
-        if (tm[0] > 0.0) se = se + detail::scaled_square(tm[0], ee);
-        if (tm[1] > 0.0) sr = sr + detail::scaled_square(tm[1], er);
-        if (tm[2] > 0.0) sg = sg + detail::scaled_square(tm[2], eg);
-      }
-      lane_e[static_cast<std::size_t>(t)] = se;
-      lane_r[static_cast<std::size_t>(t)] = sr;
-      lane_g[static_cast<std::size_t>(t)] = sg;
-    }
-    double warp_e[detail::cmp_warps] = {}, warp_r[detail::cmp_warps] = {},
-           warp_g[detail::cmp_warps] = {};
-    for (int w = 0; w < static_cast<int>(warps_active); ++w) {
-      warp_e[w] = detail::warp_tree_sum(&lane_e[static_cast<std::size_t>(w) * 32], 32);
-      warp_r[w] = detail::warp_tree_sum(&lane_r[static_cast<std::size_t>(w) * 32], 32);
-      warp_g[w] = detail::warp_tree_sum(&lane_g[static_cast<std::size_t>(w) * 32], 32);
-    }
-    st.sum_e = detail::warp_tree_sum(warp_e, detail::cmp_warps);
-    st.sum_r = detail::warp_tree_sum(warp_r, detail::cmp_warps);
-    st.sum_g = detail::warp_tree_sum(warp_g, detail::cmp_warps);
-    st.exp_e = ee;
-    st.exp_r = er;
-    st.exp_g = eg;
-  }
-
-  PassSummary out;
-  if (l.axis >= 0 && p.chunks_per_slice > 0) {
-    const auto cps = static_cast<std::size_t>(p.chunks_per_slice);
-    for (std::int64_t s = 0; s < l.extent; ++s) {
-      const auto first = chunks.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * cps);
-      out.slices.push_back(tree_of(std::vector<cmp_stats>(first, first + static_cast<std::ptrdiff_t>(cps))));
-    }
-  } else if (l.axis >= 0) {
-    cmp_stats none;
-    detail::empty_stats(none);
-    out.slices.assign(static_cast<std::size_t>(l.extent), none);
-  }
-  out.whole = tree_of(std::move(chunks));
-  // Slice-major order is not flat order when the axis has dimensions before it: the first
-  // failing elements are found again in flat order.
-  if (l.outer > 1 && out.whole.first_count > 0) {
-    out.whole.first_count = 0;
-    for (std::int64_t flat = 0; flat < p.n && out.whole.first_count < detail::cmp_first_max; ++flat) {
-      const std::int64_t s = (flat / l.inner) % l.extent;
-      const double bound = bounds ? (*bounds)[static_cast<std::size_t>(s)] : kNaN;
-      const ElementValues v = at(flat);
-      const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, bound);
-      if (el.status == detail::st_fail_nonfinite || el.status == detail::st_fail_mismatch || el.bad)
-        out.whole.first[out.whole.first_count++] = flat;
-    }
-  }
-  if (histograms) out.binned = binned_percentiles(hist, static_cast<unsigned long long>(out.whole.stat_count));
-  return out;
-}
-
-ErrorStats HostPassSource::exact_statistics(const compare_params& p) {
-  std::vector<double> a, rel, u;
-  for (std::int64_t i = 0; i < p.n; ++i) {
-    const ElementValues v = at(i);
-    const cmp_element el = detail::judge_element_hd(p, v.c, v.g, v.r, kNaN);
-    if (el.status != detail::st_judged || !detail::is_finite_hd(el.x)) continue;
-    double x, y, z;
-    detail::error_statistics(p.dtype, v.c, el.x, detail::expected_in_dtype(p), &x, &y, &z);
-    a.push_back(x);
-    rel.push_back(y);
-    u.push_back(z);
-  }
-  ErrorStats s;
-  s.abs = exact_percentiles_in_place(a);
-  s.rel = exact_percentiles_in_place(rel);
-  s.ulp = exact_percentiles_in_place(u);
-  return s;
-}
-
-detail::cmp_percentiles binned_percentiles(const std::vector<unsigned long long>& histograms,
-                                           unsigned long long count) {
-  detail::cmp_percentiles out{};
-  if (count == 0) return out;
-  const unsigned long long ranks[3] = {detail::percentile_rank(count, 50, 100),
-                                       detail::percentile_rank(count, 99, 100),
-                                       detail::percentile_rank(count, 999, 1000)};
-  for (int h = 0; h < detail::cmp_histograms; ++h) {
-    const unsigned long long* bins = histograms.data() + static_cast<std::size_t>(h) * detail::cmp_hist_bins;
-    unsigned long long below = 0;
-    int q = 0;
-    for (unsigned int b = 0; b < static_cast<unsigned int>(detail::cmp_hist_bins) && q < 3; ++b) {
-      below += bins[b];
-      while (q < 3 && ranks[q] < below)
-        out.value[h * 3 + q++] = detail::hist_edge(b);
-    }
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 // a library call. The tensors become an OutputSpec and the CompareInputs of one case, judged by
 // compare_output exactly as in a check; TensorComparison is that step without the values, which
 // the device arrays' judge (dlpack_device_judge.cpp) shares.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -157,6 +159,9 @@ Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
   in.actual = &actual;
   in.golden = widened ? &*widened : &expected;
   in.reference = reference ? &*reference : nullptr;
+  // Every core (asked once: the count is read from a file, which a small call would feel).
+  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  in.threads = cores;
   return comparison.verdict(compare_output(in));
 }
 

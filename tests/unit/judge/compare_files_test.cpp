@@ -109,3 +109,48 @@ TEST(CompareTensors, AnF32ExpectedReadInPlaceHasItsWidenedCopysVerdict) {
   EXPECT_EQ(compare_tensors(actual, expected, reference, settings).outcome, Outcome::pass);
   EXPECT_EQ(compare_tensors(planted, expected, reference, settings).outcome, Outcome::fail);
 }
+
+TEST(HostPass, AnyNumberOfThreadsGivesTheFindingOfOne) {
+  // compare_tensors judges the chunks of an elementwise policy's pass on every core: each chunk
+  // as one thread alone would, the histograms summed after. The finding must be one thread's,
+  // JSON for JSON: sliced relative (outer 1 and outer > 1, the first failures found again in
+  // flat order), and allclose over a ragged count of chunks, all with statistics, all planted.
+  struct Output {
+    Shape shape;
+    PolicySpec::Kind kind;
+    int slice;
+  };
+  const Output outputs[] = {{{5, 40000}, PolicySpec::Kind::relative, 0},
+                            {{40, 3, 5000}, PolicySpec::Kind::relative, 1},
+                            {{10 * 16384 + 77}, PolicySpec::Kind::allclose, -1}};
+  for (const Output& o : outputs) {
+    HostTensor golden(DType::f64, o.shape), reference(DType::f32, o.shape),
+        actual(DType::f32, o.shape);
+    for (std::int64_t i = 0; i < golden.numel(); ++i) {
+      const double g = std::sin(0.001 * static_cast<double>(i)) + 0.5;
+      golden.set(i, g);
+      reference.set(i, g * (1.0 + 0x1p-23 * static_cast<double>(i % 3)));
+      actual.set(i, g * (1.0 - 0x1p-23 * static_cast<double>(i % 5)));
+    }
+    actual.set(7, std::numeric_limits<double>::quiet_NaN());
+    actual.set(golden.numel() / 2, 3.0);
+    actual.set(golden.numel() - 1, -1.0);
+    OutputSpec spec;
+    spec.name = "y";
+    spec.dtype = DType::f32;
+    spec.policy.kind = o.kind;
+    if (o.slice >= 0) spec.slice = o.slice;
+    CompareInputs in;
+    in.spec = &spec;
+    in.actual = &actual;
+    in.golden = &golden;
+    in.reference = &reference;
+    const std::string one = to_json(compare_output(in)).dump();
+    EXPECT_NE(one.find("\"mismatches\":3"), std::string::npos) << one.substr(0, 300);
+    for (const int threads : {2, 3, 7, 64}) {
+      in.threads = threads;
+      SCOPED_TRACE(shape_string(o.shape) + ", threads " + std::to_string(threads));
+      EXPECT_EQ(to_json(compare_output(in)).dump(), one);
+    }
+  }
+}
