@@ -7,8 +7,10 @@
 #include <exception>
 #include <mutex>
 #include <span>
+#include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "format.hpp"
 #include "percentiles.hpp"
@@ -187,7 +189,7 @@ std::vector<cmp_stats> judge_chunks(const ChunkJudge& judge, const compare_param
                                     bool histograms, int threads,
                                     std::vector<unsigned long long>& hist) {
   std::vector<cmp_stats> chunks(static_cast<std::size_t>(p.chunks));
-  const auto workers = static_cast<std::int64_t>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(p.chunks, 1)));
+  const std::int64_t workers = std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(p.chunks, 1));
   std::vector<ChunkScratch> scratch;
   for (std::int64_t t = 0; t < workers; ++t) scratch.emplace_back(p, histograms);
   std::exception_ptr failed;
@@ -202,8 +204,14 @@ std::vector<cmp_stats> judge_chunks(const ChunkJudge& judge, const compare_param
     }
   };
   {
-    std::vector<std::jthread> pool; // (joined before the scratch goes, even if a start throws)
-    for (std::int64_t t = 1; t < workers; ++t) pool.emplace_back(work, t);
+    std::vector<std::jthread> pool; // (joined before the scratch goes)
+    for (std::int64_t t = 1; t < workers; ++t) {
+      try {
+        pool.emplace_back(work, t);
+      } catch (const std::system_error&) {
+        work(t); // no thread to be had: this one takes the worker's share
+      }
+    }
     work(0);
   }
   if (failed) std::rethrow_exception(failed);
