@@ -253,8 +253,7 @@ def test_a_suite_of_kernelbench_problems_runs_like_any_suite(tmp_path):
     from kjudge.judge import find_binary
     samples = tmp_path / "samples"
     expected = {}
-    for row in open(os.path.join(FIXTURES, "expect.tsv")).read().splitlines()[1:]:
-        problem, candidate, outcome, reason = row.split("\t")[:4]
+    for problem, candidate, outcome, reason in (r[:4] for r in expect.read_expectations(FIXTURES)):
         if candidate == "spins":
             continue
         (samples / problem).mkdir(parents=True, exist_ok=True)
@@ -268,7 +267,9 @@ def test_a_suite_of_kernelbench_problems_runs_like_any_suite(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     got = {(x["problem"], x["sample"]): (x["outcome"], x["reason"]) for x in lines}
-    assert got == expected
+    assert set(got) == set(expected)
+    wrong = {key: got[key] for key, want in expected.items() if not expect.holds(*got[key], *want)}
+    assert wrong == {}, {key: expected[key] for key in wrong}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["suite_figures"]["problems"] == 3
     assert summary["suite_figures"]["accuracy"] == 1.0  # each problem has a correct candidate
