@@ -80,9 +80,13 @@ inline bool statistics_wanted(const CompareRules& rules, bool fails) {
   return rules.statistics || rules.exact_percentiles || fails;
 }
 
+// The golden dtypes both comparators read where they lie: f64, and f32, each value a double
+// exactly. An expected of another dtype is widened into an f64 golden first.
+inline bool golden_read_in_place(DType t) { return t == DType::f64 || t == DType::f32; }
+
 struct CompareInputs : CompareRules {
   const HostTensor* actual = nullptr;   // candidate output, in the output dtype
-  const HostTensor* golden = nullptr;   // f64 (or f32) golden (may be null for integer outputs)
+  const HostTensor* golden = nullptr;   // a golden_read_in_place dtype (null: integer outputs)
   const HostTensor* reference = nullptr;// same-precision reference, in the output dtype
   // Threads the elementwise policies' pass may judge chunks on at once (the finding is the same
   // for any count). A check keeps 1: it judges outputs on a pool of its own.

@@ -33,7 +33,7 @@ struct DeviceTensor {
 struct DeviceCompareInputs : CompareRules {
   Shape shape;                          // of the candidate output, the golden and the reference
   DeviceTensor actual;
-  std::optional<DeviceTensor> golden;   // f64 or f32 (another dtype goes the host's way)
+  std::optional<DeviceTensor> golden;   // golden_read_in_place (another dtype goes the host's way)
   std::optional<DeviceTensor> reference;
 };
 

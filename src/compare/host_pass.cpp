@@ -142,7 +142,7 @@ public:
     // The sums in the device's order: each thread's elements in turn, then the trees.
     const long long ee = detail::chunk_exponent(p_, st.max_e), er = detail::chunk_exponent(p_, st.max_r),
                     eg = detail::chunk_exponent(p_, st.max_g);
-    const std::size_t warps_active = (active + 31) / 32; // their empty w.lanes must add zeros
+    const std::size_t warps_active = (active + 31) / 32; // their empty lanes must add zeros
     for (std::vector<double>* v : {&w.lane_e, &w.lane_r, &w.lane_g})
       std::fill(v->begin() + active, v->begin() + warps_active * 32, 0.0); // (the trees sum in place)
     for (int t = 0; t < static_cast<int>(active); ++t) {

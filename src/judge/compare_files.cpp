@@ -149,8 +149,7 @@ Verdict compare_tensors(HostTensor actual, const HostTensor& expected,
   // of the whole output again, twice over for f32).
   const DType dtype = comparison.dtype();
   std::optional<HostTensor> widened;
-  if (expected.dtype() != DType::f64 && expected.dtype() != DType::f32)
-    widened = expected.converted(DType::f64);
+  if (!golden_read_in_place(expected.dtype())) widened = expected.converted(DType::f64);
   if (actual.dtype() != dtype) actual = actual.converted(dtype);
   if (reference && reference->dtype() != dtype) reference = reference->converted(dtype);
 

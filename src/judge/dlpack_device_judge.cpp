@@ -152,8 +152,8 @@ Verdict DeviceTensorJudge::compare(const DeviceArray& actual, const DeviceArray&
     static_cast<CompareRules&>(in) = comparison.rules();
     in.shape = actual.shape;
     in.actual = converted(actual, dtype);
-    in.golden = expected.dtype == DType::f32 ? DeviceTensor{expected.ptr, DType::f32}
-                                             : converted(expected, DType::f64);
+    in.golden = golden_read_in_place(expected.dtype) ? DeviceTensor{expected.ptr, expected.dtype}
+                                                     : converted(expected, DType::f64);
     if (reference) in.reference = converted(*reference, dtype);
     verdict = comparison.verdict(impl_->comparator.compare(in, s));
   }

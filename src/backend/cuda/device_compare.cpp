@@ -287,7 +287,7 @@ DeviceComparator::~DeviceComparator() = default;
 bool DeviceComparator::on_device(const DeviceCompareInputs& in) {
   if (in.exact_percentiles || in.spec == nullptr) return false;
   if (in.actual.dtype != in.spec->dtype) return false;
-  if (in.golden && in.golden->dtype != DType::f64 && in.golden->dtype != DType::f32) return false;
+  if (in.golden && !golden_read_in_place(in.golden->dtype)) return false;
   if (in.reference && in.reference->dtype != in.spec->dtype) return false;
   try {
     const PassInputs p = device_pass_inputs(in);
