@@ -1,15 +1,26 @@
 # Every dependency is a Debian package (tools/setup installs them); nothing is fetched at build time.
-find_package(fmt REQUIRED)
+# What the judge library links is built here or static (fmt, toml++, libcrypto, libseccomp;
+# NVRTC and the driver are opened at run time), so the Python extension built from it needs
+# nothing at run time beyond the C and C++ runtimes: a wheel loads wherever torch does, and no
+# Debian-only library (libfmt.so.9, libtomlplusplus.so.3) has to be on the user's machine.
+# fmt: its headers, and its compiled part built here (src/fmt_library.cpp) instead of libfmt.so.
+find_path(FMT_INCLUDE_DIR fmt/format-inl.h REQUIRED)
+add_library(kj_fmt STATIC ${PROJECT_SOURCE_DIR}/src/fmt_library.cpp)
+target_include_directories(kj_fmt SYSTEM PUBLIC ${FMT_INCLUDE_DIR})
+set_target_properties(kj_fmt PROPERTIES POSITION_INDEPENDENT_CODE ON)
+set(OPENSSL_USE_STATIC_LIBS TRUE)
 find_package(OpenSSL REQUIRED)  # SHA-256 for problem hashes and cache keys
 find_package(nlohmann_json 3.10 REQUIRED)
 # Config packages first: they are relocatable, so a prefix of unpacked .debs works too
 # (tools/gpu-check builds that way on a machine with no package registry).
-find_package(tomlplusplus CONFIG QUIET)
-if(NOT TARGET tomlplusplus::tomlplusplus)
-  find_package(PkgConfig REQUIRED)
-  pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
-  add_library(tomlplusplus::tomlplusplus ALIAS PkgConfig::TOMLPP)
-endif()
+# toml++ as the header-only library it also is (its compiled form is Debian's shared object).
+find_path(TOMLPP_INCLUDE_DIR toml++/toml.h REQUIRED)
+add_library(kj_tomlplusplus INTERFACE)
+target_include_directories(kj_tomlplusplus SYSTEM INTERFACE ${TOMLPP_INCLUDE_DIR})
+target_compile_definitions(kj_tomlplusplus INTERFACE TOML_HEADER_ONLY=1)
+add_library(tomlplusplus::tomlplusplus ALIAS kj_tomlplusplus)
+# libseccomp's archive (libseccomp-dev ships it beside the shared object).
+find_library(SECCOMP_STATIC_LIBRARY libseccomp.a REQUIRED)
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)
   find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)

@@ -22,7 +22,7 @@ function(kjudge_module name)
   add_library(${name} STATIC ${sources})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/include
                              PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(${name} PUBLIC fmt::fmt ${M_DEPS})
+  target_link_libraries(${name} PUBLIC kj_fmt ${M_DEPS})
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   kjudge_warnings(${name})
 endfunction()

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda/nvrtc_internal.hpp"
 #include "kjudge/error.hpp"
 #include "util/disk_cache.hpp"
 
@@ -79,9 +80,9 @@ std::string nvrtc_library_identity() {
     nvrtcVersion(&major, &minor);
     std::string out = fmt::format("nvrtc {}.{}", major, minor);
     Dl_info info{};
-    // dladdr wants an object pointer; the cast of a function address is what POSIX means here.
-    void* fn = reinterpret_cast<void*>(&nvrtcVersion);
-    if (dladdr(fn, &info) != 0 && info.dli_fname != nullptr) {
+    // The library's own entry point (kjudge's nvrtc* forward to it): dladdr names its file.
+    void* fn = detail::nvrtc_library_entry_point();
+    if (fn != nullptr && dladdr(fn, &info) != 0 && info.dli_fname != nullptr) {
       std::error_code ec;
       fs::path lib = fs::canonical(info.dli_fname, ec);
       if (ec) lib = info.dli_fname;

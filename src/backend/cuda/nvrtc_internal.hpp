@@ -37,4 +37,8 @@ std::string base_name(std::string_view expression);
 // "kernels defined: a, b" (the first 20), or that there are none.
 std::string kernels_list(const std::vector<std::string>& kernels);
 
+// The address of nvrtcVersion in the NVRTC library nvrtc_loader.cpp opened (nullptr where none
+// was found): dladdr of it names the library file, which kjudge's own nvrtc* entry points don't.
+void* nvrtc_library_entry_point();
+
 } // namespace kj::detail

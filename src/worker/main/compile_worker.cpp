@@ -4,6 +4,7 @@
 // an address-space cap (setrlimit, set before anything is allocated), under the oracle's
 // deadline (SIGKILL), and with no CUDA context at all, which is also why the cap is safe here
 // (the driver reserves far more address space than any cap that would stop a compiler).
+#include <nvrtc.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -68,6 +69,10 @@ json compile(const CompileRequest& r, std::uint64_t cap) {
 
 int compile_worker_main(int socket_fd, std::uint64_t memory_cap_bytes) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the oracle
+  // NVRTC is opened on its first call (nvrtc_loader.cpp): open it before the cap, so the cap
+  // bounds the compile, not the library's mapping (as when NVRTC was linked).
+  int nvrtc_major = 0, nvrtc_minor = 0;
+  (void)nvrtcVersion(&nvrtc_major, &nvrtc_minor);
   if (memory_cap_bytes > 0) {
     const rlimit limit{memory_cap_bytes, memory_cap_bytes};
     if (::setrlimit(RLIMIT_AS, &limit) != 0) {
