@@ -249,13 +249,22 @@ std::string confinement_gaps();
 struct PythonSandbox {
   std::vector<std::filesystem::path> readable; // to read and execute: the toolchain, Python, torch
   std::vector<std::filesystem::path> writable; // every right: the build folder, the GPU's devices
+  std::uint64_t memory_bytes = 0;              // RLIMIT_DATA of it and what it starts (0: none)
+  std::uint64_t shm_bytes = 64ull << 20;       // the size of its private /dev/shm
 };
 // Confines the calling process for good; it must be single-threaded (before torch is imported):
-// user and network namespaces of its own (no network), Landlock over the two lists (nothing
-// else of the file system; no signal or abstract socket leaves it where the kernel has ABI 6),
-// no capabilities, and a seccomp filter refusing signals to other processes, ptrace and
-// process_vm access. "" when all is in force (the parent's memory and signals tried), else the
-// missing mechanism and why.
+// user, network, mount and PID namespaces of its own (no network; a /dev/shm of its own, gone
+// with it; every process it starts dies with it, setsid or not), Landlock over the two lists
+// (nothing else of the file system; no signal or abstract socket leaves it where the kernel has
+// ABI 6), a cap on its data memory, no capabilities, and a seccomp filter refusing signals to
+// other processes, ptrace, process_vm access and clearing the parent-death signal.
+//
+// The PID namespace takes a fork: the calling process stays outside, waits for the child (the
+// namespace's first process, which returns from here and goes on) and ends as it ended; when
+// the judge that started it is gone, or it is killed, the child is killed and with it the whole
+// namespace. So the caller's pid (the judge's handle) stands for everything the worker runs.
+// "" when all is in force (the parent's memory and signals tried), else the missing mechanism
+// and why (then no fork was made).
 std::string confine_python_worker(const PythonSandbox& sandbox);
 
 } // namespace kj

@@ -52,8 +52,9 @@ def test_the_worker_cannot_reach_the_judge(tmp_path):
             except OSError as e:
                 tried[name] = e.__class__.__name__
         attempt("read_secret", lambda: open({str(secret)!r}).read())
-        attempt("parent_memory", lambda: open(f"/proc/{{os.getppid()}}/mem", "rb").read(1))
-        attempt("signal_parent", lambda: os.kill(os.getppid(), 0))
+        attempt("parent_memory", lambda: open("/proc/{os.getpid()}/mem", "rb").read(1))
+        attempt("signal_parent", lambda: os.kill({os.getpid()}, 0))
+        tried["pid"] = os.getpid()  # the first process of a PID namespace of its own
         attempt("connect", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2))
         attempt("write_build", lambda: open({str(build / "x")!r}, "w").write("ok"))
         print(json.dumps(tried))
@@ -68,7 +69,7 @@ def test_the_worker_cannot_reach_the_judge(tmp_path):
     tried = json.loads(out.stdout.strip().splitlines()[-1])
     assert tried == {"gaps": "", "read_secret": "PermissionError",
                      "parent_memory": "PermissionError", "signal_parent": "PermissionError",
-                     "connect": tried["connect"], "write_build": "allowed"}
+                     "connect": tried["connect"], "write_build": "allowed", "pid": 1}
     assert tried["connect"] != "allowed"  # no network in its own namespace
 
 

@@ -2,10 +2,12 @@
 // requests for serve's engine, each answer into one results.jsonl line (appended and flushed, so
 // a killed run keeps what it judged), then the files a reader opens: results.jsonl in the
 // suite's order, summary.json, summary.md, junit.xml.
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -218,22 +220,25 @@ RunReport write_summaries(const Suite& suite, const std::map<std::string, json>&
   return report;
 }
 
-// judge_stream's contract through a child that speaks serve's protocol (RunOptions::
-// judge_command): requests written to its input on a thread of their own, answers read here and
-// matched to their request by id. A child that ends before answering everything is an error;
-// what was answered is kept (a resume judges the rest).
-void judge_through_process(const std::vector<std::string>& command,
-                           const std::function<std::optional<RequestLine>()>& next,
-                           const std::function<void(long, json)>& answered) {
+// What one judge child did with the requests it was given.
+struct ChildRun {
+  bool ready = false;  // it said it was up (serve.py's {"ready": true} line)
+  int status = 0;      // waitpid's status
+  std::size_t sent = 0, received = 0;
+};
+
+// One judge child over `requests`: each written to its input on a thread of its own, answers
+// read here and matched to their request by id, until the child ends.
+ChildRun run_judge_child(const std::vector<std::string>& command,
+                         const std::vector<const RequestLine*>& requests,
+                         const std::function<void(long, json)>& answered) {
   int to_child[2], from_child[2];
-  if (::pipe(to_child) != 0 || ::pipe(from_child) != 0)
+  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
     throw InternalError("cannot make the pipes to the judge command");
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
   ::posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
-  ::posix_spawn_file_actions_addclose(&actions, to_child[1]);
-  ::posix_spawn_file_actions_addclose(&actions, from_child[0]);
   std::vector<std::string> args = command;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -248,19 +253,18 @@ void judge_through_process(const std::vector<std::string>& command,
     ::close(from_child[0]);
     throw SpecError({command[0], "", 0, 0}, "cannot start the judge command");
   }
-  std::size_t sent = 0;
+  ChildRun run;
   std::thread writer([&] {
     FILE* out = ::fdopen(to_child[1], "w");
-    while (auto r = next()) {
+    for (const RequestLine* r : requests) {
       const std::string line = r->text + "\n";
       if (std::fwrite(line.data(), 1, line.size(), out) != line.size() || std::fflush(out) != 0)
         break; // the child is gone; the reader says so
-      ++sent;
+      ++run.sent;
     }
     std::fclose(out);
   });
   FILE* in = ::fdopen(from_child[0], "r");
-  std::size_t received = 0;
   std::string line;
   for (int c; (c = std::fgetc(in)) != EOF;) {
     if (c != '\n') {
@@ -269,9 +273,13 @@ void judge_through_process(const std::vector<std::string>& command,
     }
     try {
       json answer = json::parse(line);
-      const long place = answer.at("id").get<long>();
-      ++received;
-      answered(place, std::move(answer));
+      if (answer.value("ready", false)) {
+        run.ready = true;
+      } else {
+        const long place = answer.at("id").get<long>();
+        ++run.received;
+        answered(place, std::move(answer));
+      }
     } catch (const json::exception&) {
       // not an answer (a line the child printed): ignored
     }
@@ -279,13 +287,53 @@ void judge_through_process(const std::vector<std::string>& command,
   }
   std::fclose(in);
   writer.join();
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
+  while (::waitpid(child, &run.status, 0) < 0) {
   }
-  if (received < sent)
-    throw InternalError(fmt::format("the judge command ({}) ended after {} of {} answers; the "
-                                    "result folder keeps them: --resume it",
-                                    command[0], received, sent));
+  return run;
+}
+
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("was killed by signal {}", WTERMSIG(status));
+  return fmt::format("exited with status {}", WEXITSTATUS(status));
+}
+
+// judge_stream's contract through a child that speaks serve's protocol (RunOptions::
+// judge_command). A child that said it was up and then ended while judging a sample (a
+// candidate that broke the judge) gives that sample a FAIL naming it, and a new child judges
+// the rest: every sample gets its answer. A child that ends before it is up is the judge
+// command's fault, an error; what was answered is kept (a resume judges the rest).
+void judge_through_process(const std::vector<std::string>& command,
+                           const std::function<std::optional<RequestLine>()>& next,
+                           const std::function<void(long, json)>& answered) {
+  std::vector<RequestLine> requests;
+  while (auto r = next()) requests.push_back(std::move(*r));
+  std::set<long> done;
+  const auto record = [&](long place, json answer) {
+    if (done.insert(place).second) answered(place, std::move(answer));
+  };
+  for (;;) {
+    std::vector<const RequestLine*> todo;
+    for (const RequestLine& r : requests)
+      if (!done.contains(r.place)) todo.push_back(&r);
+    if (todo.empty()) return;
+    const ChildRun run = run_judge_child(command, todo, record);
+    const auto unanswered = std::find_if(todo.begin(), todo.end(), [&](const RequestLine* r) {
+      return !done.contains(r->place);
+    });
+    if (unanswered == todo.end()) return;
+    if (!run.ready || run.sent == 0)
+      throw InternalError(fmt::format("the judge command ({}) ended after {} of {} answers; the "
+                                      "result folder keeps them: --resume it",
+                                      command[0], run.received, todo.size()));
+    // Answers come in order: the first one missing is the sample the child died on.
+    record((*unanswered)->place,
+           json{{"id", (*unanswered)->place},
+                {"verdict", {{"outcome", "FAIL"}, {"reason", "runtime_error"},
+                             {"compiled", false}, {"correctness", false},
+                             {"message", fmt::format("the judge process {} while judging this "
+                                                     "sample; the rest were judged by a new one",
+                                                     how_it_ended(run.status))}}}});
+  }
 }
 
 } // namespace

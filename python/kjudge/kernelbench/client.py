@@ -35,7 +35,8 @@ class Worker:
     """One candidate's process. `start` confines it and imports torch (a spare can wait here);
     `load` hands it the candidate; `request` asks for one step."""
 
-    def __init__(self, device: str, *, confine: bool = True, require_confinement: bool = True):
+    def __init__(self, device: str, *, confine: bool = True, require_confinement: bool = True,
+                 memory_bytes: int = 0):
         self.folder = tempfile.mkdtemp(prefix="kjudge-kernelbench-")
         self.device = device
         self.confinement = ""
@@ -54,7 +55,8 @@ class Worker:
         self._inbox, self._outbox = wire.pipe_streams(self._from_worker_fd, self._to_worker_fd)
         readable, writable = confinement_paths(self.folder)
         self._send({"device": device, "confine": confine, "readable": readable,
-                    "writable": writable, "require_confinement": require_confinement})
+                    "writable": writable, "require_confinement": require_confinement,
+                    "memory_bytes": memory_bytes})
         self._confine_required = require_confinement
 
     def start(self, timeout: float = 120.0) -> str:

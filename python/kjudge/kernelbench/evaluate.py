@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -17,7 +18,7 @@ from kjudge.kernelbench import scan
 from kjudge.kernelbench.client import Worker, WorkerGone
 from kjudge.kernelbench.problem import Problem, ProblemError, build_model, load_problem, \
     make_cases, make_input_sets, make_recorded_case, precise_math
-from kjudge.kernelbench.timing import summary, time_calls
+from kjudge.kernelbench.timing import summary, time_calls, valid_times
 
 # What a worker's answer may name as the reason of a FAIL (worker.py).
 _WORKER_REASONS = {"compile_error", "runtime_error", "wrong_type"}
@@ -43,6 +44,7 @@ class Settings:
     jit_timeout: float = 120.0            # the first call of a Triton candidate (its compile)
     confine: bool = True
     require_confinement: bool = True
+    memory_limit_bytes: int = 32 << 30    # the worker's data memory (RLIMIT_DATA); 0: none
 
 
 class Evaluator:
@@ -97,6 +99,10 @@ class Evaluator:
             return
         verdict.isolation["confined"] = not verdict.isolation["gaps"] and s.confine
         problem = self._problem(problem_path)
+        # The reference is timed before any of the candidate's code exists (its worker holds
+        # none yet, and the last candidate's is gone with its process namespace): nothing of
+        # the candidate's can load the machine while the reference runs.
+        timing = self._reference_timing(problem) if s.bench else None
         forbidden = s.forbid if s.forbid is not None else problem.default_forbidden()
         verdict.metadata["forbidden_ops"] = forbidden
         verdict.metadata["excused_cases"] = problem.excused
@@ -120,14 +126,17 @@ class Evaluator:
             if s.backward and not self._check_backward(worker, problem, verdict):
                 return
             verdict.passed()
-            if s.bench:
-                self._bench(worker, problem, verdict)
+            if timing is not None:
+                self._bench(worker, timing, verdict)
         except WorkerGone as e:
             verdict.fail(e.kind, str(e))
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-            # An answer of the wrong shape: the candidate's code shares the worker's process and
-            # can write to its pipe. Never more than the candidate's FAIL.
-            verdict.fail("runtime_error", "the worker's answer broke the protocol "
+        except ProblemError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            # An answer of the wrong shape, or anything else the judge did not foresee: the
+            # candidate's code shares the worker's process and can write to its pipe. Never
+            # more than the candidate's FAIL, never an ERROR it could choose.
+            verdict.fail("runtime_error", "the judge could not use the worker's answer "
                          f"({type(e).__name__}: {e})")
 
     def _ask(self, worker: Worker, verdict, header: dict, tensors=(), *, timeout: float,
@@ -236,14 +245,14 @@ class Evaluator:
                 return False
         return True
 
-    def _bench(self, worker: Worker, problem: Problem, verdict) -> None:
-        """The candidate's time and the reference's, by one loop, each trial on a distinct input
-        set where the budget allows; the last output on every set judged again."""
+    def _bench(self, worker: Worker, timing: "ReferenceTiming", verdict) -> None:
+        """The candidate's time by the reference's loop on the same input sets, one set a call;
+        the outputs of the judged trials checked again. The times come from the candidate's
+        process: the judge's clock around the request bounds them, and decides where they
+        disagree (decide_runtime)."""
         s = self.settings
-        import torch
-        sets = _timing_cases(problem, s, self.device)
         slots_all, tensors_all, sizes = [], [], []
-        for case in sets:
+        for case in timing.sets:
             slots, tensors = case.wire_arguments()
             slots_all = slots
             tensors_all += tensors
@@ -251,33 +260,45 @@ class Evaluator:
         self._ask(worker, verdict,
                   {"op": "timing_sets", "arguments": slots_all, "set_sizes": sizes},
                   tensors_all, timeout=s.run_timeout, byte_cap=0)
-        cap = sum(_output_cap(c.reference) for c in sets)
         began = time.perf_counter()
-        answer, outputs = self._ask(worker, verdict,
-                                    {"op": "time", "trials": s.trials, "warmup": s.warmup},
-                                    timeout=s.run_timeout + s.trials * 10.0, byte_cap=cap)
-        # The trials' times come from the candidate's process; the wall clock of the whole
-        # request, taken here, bounds them from outside (it also holds the copies and flushes).
-        wall_ms = (time.perf_counter() - began) * 1e3 / (s.trials + s.warmup)
+        answer, _ = self._ask(worker, verdict, {"op": "time", "warmup": timing.warmup,
+                                                "keep": timing.judged},
+                              timeout=s.run_timeout + len(timing.sets) * 10.0, byte_cap=0)
+        wall_ms = (time.perf_counter() - began) * 1e3 / len(timing.sets)
         if answer.get("status") != "ok":
             verdict.fail_as_the_worker_says(answer)
             return
-        for case, count in zip(sets, answer["output_counts"]):
-            if count == 0:
-                continue
+        times = answer.get("times_ms")
+        if not valid_times(times, timing.trials):
+            verdict.fail("timing_tampered", f"the worker's times are not {timing.trials} "
+                         f"positive finite milliseconds: {str(times)[:200]}")
+            return
+        cases = [timing.sets[timing.warmup + t] for t in timing.judged]
+        answer, outputs = self._ask(worker, verdict, {"op": "timed_outputs"},
+                                    timeout=s.run_timeout,
+                                    byte_cap=sum(_output_cap(c.reference) for c in cases))
+        if answer.get("status") != "ok":
+            verdict.fail_as_the_worker_says(answer)
+            return
+        counts = answer["output_counts"]
+        if len(counts) != len(cases):
+            verdict.fail("runtime_error", f"{len(counts)} timed outputs, {len(cases)} asked for")
+            return
+        for case, count in zip(cases, counts):
             got, outputs = outputs[:count], outputs[count:]
             if not verdict.judge_outputs(f"{case.id}:timed", got, case.golden, case.reference,
                                          s.policy, s.kernelbench_tolerance):
                 verdict.reason = "timed_output_mismatch"
                 return
-        model = build_model(problem, s.init_seed, self.device)
-        device_sets = [[a.to(self.device) if isinstance(a, torch.Tensor) else a
-                        for a in c.arguments] for c in sets]
-        with precise_math(), torch.no_grad():
-            ref_times, _ = time_calls(lambda xs: model(*xs), device_sets, trials=s.trials,
-                                      warmup=s.warmup)
-        verdict.timed({**summary(answer["times_ms"]), "wall_ms_per_call": wall_ms},
-                      summary(ref_times))
+        verdict.timed(decide_runtime({**summary(times), "wall_ms_per_call": wall_ms},
+                                     timing.stats), timing.stats)
+
+    def _reference_timing(self, problem: Problem) -> "ReferenceTiming":
+        """The reference's time, measured once per problem in this judge, with the input sets
+        every candidate is then timed on."""
+        if problem.timing is None:
+            problem.timing = time_reference(problem, self.settings, self.device)
+        return problem.timing
 
     # ---- warm state ----------------------------------------------------------------------
 
@@ -303,7 +324,70 @@ class Evaluator:
 
     def _new_worker(self) -> Worker:
         s = self.settings
-        return Worker(self.device, confine=s.confine, require_confinement=s.require_confinement)
+        return Worker(self.device, confine=s.confine, require_confinement=s.require_confinement,
+                      memory_bytes=s.memory_limit_bytes)
+
+
+@dataclass
+class ReferenceTiming:
+    sets: list           # warm-up sets first, then one per trial (Cases; judged ones have truth)
+    warmup: int
+    judged: list[int]    # the trials whose outputs are checked again
+    stats: dict          # the reference's summary, with the judge's wall clock per call
+
+    @property
+    def trials(self) -> int:
+        return len(self.sets) - self.warmup
+
+
+def time_reference(problem: Problem, s: Settings, device: str) -> ReferenceTiming:
+    """Input sets for every timed call, each call's own, as many as the budget holds (fewer
+    trials rather than a set seen twice: a candidate could answer a repeat from a cache), from
+    seeds drawn here (no candidate knows them ahead), up to 16 of them judged again; then the
+    reference timed on them by the loop the candidate's worker runs."""
+    import torch
+    per_set = max(problem.cases[0].input_bytes(), 1)
+    count = min(s.trials + s.warmup, max(2, s.timing_budget_bytes // per_set))
+    warmup = min(s.warmup, count - 1)
+    trials = count - warmup
+    judged = sorted({round(i * (trials - 1) / max(min(16, trials) - 1, 1))
+                     for i in range(min(16, trials))})
+    seeds = [secrets.randbelow(1 << 62) for _ in range(count)]
+    sets = make_input_sets(problem, seeds, init_seed=s.init_seed, device=_torch_device(device),
+                           judged={warmup + t for t in judged})
+    model = build_model(problem, s.init_seed, device)
+    on_device = [[a.to(device) if isinstance(a, torch.Tensor) else a for a in c.arguments]
+                 for c in sets]
+    with precise_math(), torch.no_grad():
+        began = time.perf_counter()
+        times, _ = time_calls(lambda xs: model(*xs), on_device, warmup=warmup)
+        wall_ms = (time.perf_counter() - began) * 1e3 / count
+    return ReferenceTiming(sets, warmup, judged, {**summary(times), "wall_ms_per_call": wall_ms})
+
+
+def decide_runtime(candidate: dict, reference: dict) -> dict:
+    """The candidate's timing summary with `decided_by`. Its times were read in its own process;
+    the judge's clock around the timing request bounds them from outside: its wall time per
+    call, less the loop's own cost per call (measured on the reference, the same loop in the
+    judge), is at most what the calls took. Where the reported mean is under that bound by more
+    than the loops' noise, the bound is the runtime ("judge_clock"): a forged or slowed clock
+    gains nothing past the noise."""
+    overhead = max(reference["wall_ms_per_call"] - reference["mean"], 0.0)
+    bound = candidate["wall_ms_per_call"] - overhead
+    slack = max(0.25 * bound, 0.5 * overhead, 0.02)
+    if bound - candidate["mean"] > slack:
+        return {**candidate, "reported_mean": candidate["mean"], "mean": bound,
+                "decided_by": "judge_clock"}
+    return {**candidate, "decided_by": "worker_events"}
+
+
+def judge_fault_verdict(problem: str, candidate: str, policy: str, error: BaseException) -> dict:
+    """The verdict of a candidate the judge broke on (an exception nothing else caught): that
+    candidate's FAIL, naming the exception."""
+    verdict = _Verdict(problem, candidate, policy)
+    verdict.fail("runtime_error", f"the judge failed on this candidate: "
+                 f"{type(error).__name__}: {str(error)[:500]}")
+    return verdict.finish(time.perf_counter())
 
 
 def check(problem: str, candidate: str, **settings) -> dict:
@@ -455,15 +539,6 @@ def _launch_accounting(kernels: list[dict], current, own: list[str]) -> dict:
         "side_streams": sorted({k["stream"] for k in kernels if k["stream"] != current})
         if current is not None else [],
     }
-
-
-def _timing_cases(problem: Problem, s: Settings, device: str) -> list:
-    """Input sets for the timed trials: as many distinct ones as the budget holds (up to one per
-    trial, at most 16: each set's golden is made here), from seeds the checks did not use."""
-    per_set = max(problem.cases[0].input_bytes(), 1)
-    count = min(16, max(2, min(s.trials, s.timing_budget_bytes // per_set)))
-    return make_input_sets(problem, [1_000_003 + i for i in range(count)],
-                           init_seed=s.init_seed, device=_torch_device(device))
 
 
 def _output_cap(reference: list) -> int:

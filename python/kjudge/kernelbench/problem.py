@@ -54,6 +54,7 @@ class Problem:
     weights: Optional[dict] = None  # a recorded state_dict for Model and ModelNew alike
     excused: list[dict] = field(default_factory=list)  # cases dropped, with the reason
     model_ops: dict[str, int] = field(default_factory=dict)
+    timing: Any = None  # the reference's timing and its input sets (evaluate.ReferenceTiming)
 
     def default_forbidden(self) -> list[str]:
         """KJUDGE_FORBIDDEN_OPS where the problem gives it; else the op the Model computes with
@@ -164,17 +165,19 @@ def make_cases(problem: Problem, *, seeds: list[int], scalings: list[float], ini
         problem.cases.append(scaled)
 
 
-def make_input_sets(problem: Problem, seeds: list[int], *, init_seed: int, device) -> list[Case]:
-    """Cases of get_inputs() under `seeds`, each with its golden and reference, outside
-    problem.cases: the timed trials' input sets."""
+def make_input_sets(problem: Problem, seeds: list[int], *, init_seed: int, device,
+                    judged: Optional[set[int]] = None) -> list[Case]:
+    """Cases of get_inputs() under `seeds`, outside problem.cases: the timed calls' input sets.
+    Those whose index is in `judged` (all when None) get their golden and reference."""
     import torch
     model = build_model(problem, init_seed, device)
     golden_model = copy.deepcopy(model).double() if isinstance(model, torch.nn.Module) else model
     sets = []
-    for seed in seeds:
+    for index, seed in enumerate(seeds):
         torch.manual_seed(seed)
         case = Case(f"timing:{seed}", [_to_cpu(a) for a in problem.module.get_inputs()])
-        _judge_case_truth(case, model, golden_model, device, None)
+        if judged is None or index in judged:
+            _judge_case_truth(case, model, golden_model, device, None)
         sets.append(case)
     return sets
 

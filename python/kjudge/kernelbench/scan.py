@@ -11,7 +11,9 @@ from dataclasses import dataclass
 _FORBIDDEN = [
     (r"\bctypes\b", "ctypes reaches native code and memory outside torch"),
     (r"\bcffi\b", "cffi reaches native code and memory outside torch"),
-    (r"\bsubprocess\b|\bos\.(system|popen|exec\w*|spawn\w*|fork|kill)\b|\bpty\b",
+    # Any spelling: `from os import fork` or `posix_spawn` reach the same call as os.fork.
+    (r"\bsubprocess\b|\bos\.(system|popen|kill\w*)\b|\bpty\b|\b(fork\w*|vfork|posix_spawnp?|"
+     r"spawn[lv]p?e?|exec[lv]p?e?|setsid|killpg)\b",
      "starts or signals processes"),
     (r"\bsocket\b|\burllib\b|\bhttp\.client\b|\brequests\b", "opens network connections"),
     (r"\bthreading\b|\bmultiprocessing\b|\bconcurrent\.futures\b|\bstd::thread\b|\bpthread_create\b",
@@ -19,7 +21,8 @@ _FORBIDDEN = [
     (r"\btorch\.cuda\.(Stream|ExternalStream|set_stream|stream)\b|\bcudaStreamCreate\w*\b|"
      r"\bcuStreamCreate\w*\b|\bgetStreamFromPool\b|\bcudaStreamPerThread\b",
      "makes or uses a stream of its own: the work would escape the timed stream"),
-    (r"\b(sys\.modules|gc\.get_objects|gc\.get_referrers|inspect\.stack|sys\._getframe)\b",
+    (r"\b(sys\.modules|gc\.get_objects|gc\.get_referrers|inspect\.stack|sys\._getframe)\b|"
+     r"\b(import|from)\s+(kjudge|__main__)\b",
      "reaches the judge's own objects"),
     (r"\b(TorchDispatchMode|TorchFunctionMode|_python_dispatch|torch\.profiler|"
      r"torch\._C\._(autograd|profiler))\b",

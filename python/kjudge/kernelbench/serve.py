@@ -3,8 +3,13 @@ problems, so `kjudge run` judges a suite of them as it judges a suite of kjudge 
 request line `{"id", "op": "check"|"bench", "problem": PROBLEM.py or its folder, "candidate":
 PATH}` (or `"source"` and `"name"`) is answered with `{"id", "verdict"}`, the adapter's verdict
 (docs/kernelbench.md) with the fields a run's results line reads (`manifest`, `timer`,
-`baseline_speedup`), or `{"id", "error"}` for a request that cannot be carried out. One warm
-Evaluator judges the requests in order.
+`baseline_speedup`), or `{"id", "error"}` for a problem that cannot be judged or a request that
+cannot be carried out. One warm Evaluator judges the requests in order. The first line out is
+`{"ready": true}`: a child that ends after it ended on a sample (`kjudge run` then gives that
+sample a FAIL and starts another), one that ends before it could not start.
+
+A candidate that breaks the judge (an exception the adapter did not foresee) is that
+candidate's FAIL, never an error of the run: verdicts are rewards.
 
 usage: python -m kjudge.kernelbench.serve [--device cuda:0|cpu] [--timeout S]"""
 from __future__ import annotations
@@ -19,7 +24,7 @@ import tempfile
 from typing import Optional
 
 import kjudge
-from kjudge.kernelbench.evaluate import Evaluator, ProblemError, Settings
+from kjudge.kernelbench.evaluate import Evaluator, ProblemError, Settings, judge_fault_verdict
 
 
 def _problem_file(path: str) -> str:
@@ -52,6 +57,9 @@ def answer(judges: dict, request: dict, settings: Settings) -> dict:
         verdict = judge.check(problem, candidate)
     except ProblemError as e:
         return {"id": rid, "error": {"kind": "spec_error", "message": str(e)}}
+    except Exception as e:  # noqa: BLE001: whatever broke, this candidate was on the stand
+        judges.pop(bench).close()  # its spare worker and state are suspect: a new judge next
+        verdict = judge_fault_verdict(problem, candidate, settings.policy, e)
     finally:
         if temporary is not None:
             os.unlink(temporary.name)
@@ -70,6 +78,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = p.parse_args(argv)
     settings = Settings(device=args.device, run_timeout=args.timeout)
     judges: dict = {}
+    sys.stdout.write(json.dumps({"ready": True}) + "\n")
+    sys.stdout.flush()
     try:
         for line in sys.stdin:
             if not line.strip():

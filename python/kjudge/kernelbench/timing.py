@@ -1,30 +1,32 @@
 """One timing loop for the candidate (in its worker) and the reference (in the judge), so the two
-times compare: warm-up calls, then trials each on a fresh copy of the next input set, the L2
-cache flushed before each (a 256 MiB write, as KernelBench and triton's do_bench do), timed by
-CUDA events on the current stream (wall clock on the CPU)."""
+times compare: warm-up calls, then trials each on an input set of its own that no call before
+it saw (a candidate cannot answer a trial from a cache of earlier ones), the L2 cache flushed
+before each (a 256 MiB write, as KernelBench and triton's do_bench do), timed by CUDA events on
+the current stream (wall clock on the CPU)."""
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable, Sequence
 
 FLUSH_BYTES = 256 << 20
 
 
-def time_calls(call: Callable[[list], object], input_sets: Sequence[list], *, trials: int,
-               warmup: int = 3) -> tuple[list[float], list[object]]:
-    """Milliseconds of each trial, and the output of the last trial on each input set (trial t
-    runs on set t mod len(input_sets), cloned just before it, outside the timed region)."""
+def time_calls(call: Callable[[list], object], input_sets: Sequence[list], *, warmup: int,
+               keep: Sequence[int] = ()) -> tuple[list[float], dict[int, object]]:
+    """Milliseconds of each trial and the outputs of the trials in `keep`. The first `warmup`
+    sets are the warm-up calls' and each later set is one trial's: len(input_sets) - warmup
+    trials, every call on inputs no call before it saw."""
     import torch
     device = _device_of(input_sets[0])
     cuda = device.type == "cuda"
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device=device) if cuda else None
-    for w in range(warmup):
-        call(_fresh(input_sets[w % len(input_sets)]))
+    for inputs in input_sets[:warmup]:
+        call(list(inputs))
     _synchronize(device)
-    times, last = [], [None] * len(input_sets)
-    for t in range(trials):
-        which = t % len(input_sets)
-        inputs = _fresh(input_sets[which])
+    times, kept = [], {}
+    for t, inputs in enumerate(input_sets[warmup:]):
+        inputs = list(inputs)
         if cuda:
             flush.zero_()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -37,8 +39,17 @@ def time_calls(call: Callable[[list], object], input_sets: Sequence[list], *, tr
             began = time.perf_counter()
             out = call(inputs)
             times.append((time.perf_counter() - began) * 1e3)
-        last[which] = out
-    return times, last
+        if t in keep:
+            kept[t] = out
+    return times, kept
+
+
+def valid_times(times: object, trials: int) -> bool:
+    """Whether a worker's answer holds `trials` finite positive milliseconds: anything else was
+    not measured by the loop above."""
+    return isinstance(times, list) and len(times) == trials and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+        for x in times)
 
 
 def summary(times: Sequence[float]) -> dict[str, float]:
@@ -50,10 +61,6 @@ def summary(times: Sequence[float]) -> dict[str, float]:
     return {"mean": mean, "median": ordered[n // 2] if n % 2 else
             (ordered[n // 2 - 1] + ordered[n // 2]) / 2, "min": ordered[0], "max": ordered[-1],
             "std": std, "trials": n}
-
-
-def _fresh(inputs: list) -> list:
-    return [x.clone() if hasattr(x, "clone") else x for x in inputs]
 
 
 def _device_of(inputs: list):

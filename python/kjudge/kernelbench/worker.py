@@ -87,7 +87,9 @@ def _confine(hello: dict) -> str:
     if not hello.get("confine", True):
         return ""
     from kjudge import _sandbox
-    return _sandbox.confine(hello["readable"], hello["writable"])
+    return _sandbox.confine(hello["readable"], hello["writable"],
+                            memory_bytes=hello.get("memory_bytes", 0),
+                            shm_bytes=hello.get("shm_bytes", 64 << 20))
 
 
 def _exception_text(e: BaseException) -> str:
@@ -111,6 +113,7 @@ class _State:
         self.model = None
         self.returned: list = []  # every output handed back, kept alive: a reused one shows
         self.timing_sets: list[list] = []
+        self.timed_outputs: list = []
 
     def build_candidate(self, candidate: dict, weights: dict) -> dict:
         """Writes the candidate's source into the build folder, imports it (its load_inline
@@ -178,17 +181,25 @@ class _State:
         return {"status": "ok"}, ()
 
     def op_time(self, request: dict, tensors: list):
-        """The timing loop over the sets sent before; the last output of each set comes back
-        so the judge re-checks what was timed."""
+        """The timing loop over the sets sent before, each set one call's (the first `warmup`
+        the warm-up calls'). Only the times come back, so the judge's clock around this request
+        bounds them; the outputs of the trials in `keep` wait for op_timed_outputs."""
         from kjudge.kernelbench.timing import time_calls
-        times, last = time_calls(lambda xs: self.model(*xs), self.timing_sets,
-                                 trials=request["trials"], warmup=request["warmup"])
+        sets, self.timing_sets = self.timing_sets, []
+        times, kept = time_calls(lambda xs: self.model(*xs), sets, warmup=request["warmup"],
+                                 keep=request["keep"])
+        self.timed_outputs = [kept.get(t) for t in request["keep"]]
+        return {"status": "ok", "times_ms": times}, ()
+
+    def op_timed_outputs(self, request: dict, tensors: list):
+        """The outputs of the trials op_time kept, so the judge re-checks what was timed."""
         outputs, counts = [], []
-        for result in last:
+        for result in self.timed_outputs:
             tensors = _output_tensors(result, self.torch) or []
             outputs.extend(tensors)
             counts.append(len(tensors))
-        return {"status": "ok", "times_ms": times, "output_counts": counts}, outputs
+        self.timed_outputs = []
+        return {"status": "ok", "output_counts": counts}, outputs
 
     def op_backward(self, request: dict, tensors: list):
         """The gradients of the float inputs and of the parameters, given the outputs'

@@ -12,10 +12,13 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -199,21 +202,86 @@ void load_python_worker_filter() {
                          SCMP_SYS(pidfd_getfd), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv),
                          SCMP_SYS(process_vm_writev), SCMP_SYS(setns), SCMP_SYS(unshare)})
     add_rule(f, refused, call, {});
+  // The parent-death signal is what ends the namespace with the worker's parent: it stays.
+  add_rule(f, refused, SCMP_SYS(prctl),
+           {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(PR_SET_PDEATHSIG))});
   if (const int rc = seccomp_load(f); rc != 0)
     throw InternalError(fmt::format("seccomp: cannot load the filter: {}", std::strerror(-rc)));
 }
 
 } // namespace
 
+namespace {
+
+// The worker's /dev/shm: a tmpfs of its own mount namespace, capped, gone with the namespace (a
+// file a candidate leaves there stays nowhere). The rest of the tree is the judge's, unchanged.
+void mount_private_shm(std::uint64_t bytes) {
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    throw InternalError(fmt::format("mount namespace: make / private: {}", std::strerror(errno)));
+  struct stat st {};
+  if (::stat("/dev/shm", &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  const std::string options = fmt::format("size={},mode=1777", bytes);
+  if (::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0)
+    throw InternalError(fmt::format("mount namespace: tmpfs on /dev/shm: {}", std::strerror(errno)));
+}
+
+// Forks after unshare(CLONE_NEWPID): the child is the new namespace's first process and returns;
+// this process never returns. It waits for the child and ends as the child ended, and kills the
+// child when the judge that started it is gone. The child dies with this process
+// (PR_SET_PDEATHSIG, which the seccomp filter then keeps from being cleared), and when the
+// namespace's first process dies the kernel kills every process in it.
+void become_namespace_init() {
+  const pid_t judge = ::getppid();
+  const pid_t child = ::fork();
+  if (child < 0) throw InternalError(fmt::format("PID namespace: fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+      throw InternalError(fmt::format("PID namespace: parent-death signal: {}", std::strerror(errno)));
+    return;
+  }
+  ::close_range(3, ~0u, 0); // the pipes are the child's: the judge sees their end with it
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child) {
+      if (WIFSIGNALED(status)) {
+        ::signal(WTERMSIG(status), SIG_DFL);
+        ::kill(::getpid(), WTERMSIG(status));
+      }
+      ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    }
+    if (done < 0 && errno != EINTR) ::_exit(1);
+    if (::getppid() != judge) { // the judge is gone: so is everything of the worker's
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      ::_exit(1);
+    }
+    const timespec quarter{0, 250'000'000};
+    ::nanosleep(&quarter, nullptr);
+  }
+}
+
+void limit_data_memory(std::uint64_t bytes) {
+  if (bytes == 0) return;
+  const rlimit limit{bytes, bytes};
+  if (::setrlimit(RLIMIT_DATA, &limit) != 0)
+    throw InternalError(fmt::format("memory: RLIMIT_DATA: {}", std::strerror(errno)));
+}
+
+} // namespace
+
 std::string confine_python_worker(const PythonSandbox& sandbox) {
   try {
-    enter_user_namespace(CLONE_NEWNET);
+    enter_user_namespace(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID);
+    mount_private_shm(sandbox.shm_bytes);
     std::vector<landlock::Access> allowed;
     for (const auto& path : sandbox.readable)
       allowed.push_back({.path = path, .execute = true});
     for (const auto& path : sandbox.writable)
       allowed.push_back({.path = path, .everything = true});
     const landlock::Ruleset rules(allowed);
+    limit_data_memory(sandbox.memory_bytes);
+    become_namespace_init();
     if (const int e = rules.restrict_self(); e != 0)
       throw InternalError(fmt::format("Landlock: restrict_self: {}", std::strerror(e)));
     drop_capabilities();
@@ -222,13 +290,7 @@ std::string confine_python_worker(const PythonSandbox& sandbox) {
     return e.what();
   }
   if (holds_a_capability()) return "capabilities: the worker still holds some";
-  const pid_t parent = ::getppid();
-  if (const int fd = ::open(fmt::format("/proc/{}/mem", parent).c_str(), O_RDONLY | O_CLOEXEC);
-      fd >= 0) {
-    ::close(fd);
-    return "Landlock: the parent's memory is readable";
-  }
-  if (parent > 1 && ::kill(parent, 0) == 0) return "seccomp: the worker can signal its parent";
+  if (::getpid() != 1) return "PID namespace: the worker is not its namespace's first process";
   return "";
 }
 

@@ -1,0 +1,252 @@
+"""Attacks on the KernelBench adapter, each by a candidate of its own (on the CPU, run in CI), and
+the defence that holds it. Where the static scan would refuse the candidate's spelling, the scan
+is switched off for the test, so the defence behind it is what is tried. Each test fails with its
+defence off: the note on each says what it would see then."""
+import json
+import os
+import secrets
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kjudge.kernelbench import Settings, scan  # noqa: E402
+from kjudge.kernelbench import client, evaluate, serve  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCALED_SUM = os.path.join(HERE, "kernelbench", "scaled_sum", "problem.py")
+
+# scaled_sum's own arithmetic (bit for bit the reference), so a candidate passes the check and
+# only its attack decides.
+MODEL = """
+class ModelNew(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+{body}
+        return torch.sum(x, dim=1) * self.scale
+"""
+
+
+def candidate(tmp_path, preamble: str, body: str = "        pass") -> str:
+    path = tmp_path / "candidate.py"
+    path.write_text("import torch\n" + textwrap.dedent(preamble) + MODEL.format(body=body))
+    return str(path)
+
+
+def judge(path: str, **settings) -> dict:
+    with evaluate.Evaluator(Settings(device="cpu", run_timeout=30.0, **settings)) as e:
+        return e.check(SCALED_SUM, path)
+
+
+@pytest.fixture
+def no_scan(monkeypatch):
+    monkeypatch.setattr(scan, "forbidden_constructs", lambda source: [])
+
+
+# ---- timing ------------------------------------------------------------------------------------
+
+def test_a_clock_slowed_by_the_candidate_is_overruled_by_the_judges(tmp_path):
+    """The worker's clock slowed 1000x: it reports 0.02 ms for a 20 ms call. The judge's own
+    clock around the request decides (defence off: runtime 0.02 ms, a 1000x forged speedup)."""
+    path = candidate(tmp_path, """
+        import time
+        _real = time.perf_counter
+        time.perf_counter = lambda: _real() / 1000.0
+    """, "        time.sleep(0.02)")
+    v = judge(path, bench=True, trials=5)
+    assert v["outcome"] == "PASS", v["message"]
+    assert v["runtime_stats"]["decided_by"] == "judge_clock"
+    assert v["runtime_stats"]["reported_mean"] < 1.0
+    assert v["runtime"] > 15.0
+
+
+def test_each_timed_call_gets_inputs_no_call_before_it_saw(tmp_path):
+    """A cache keyed by the inputs' values: 50 ms on a miss, nothing on a hit. Every timed call
+    misses (defence off, sets reused across trials: most calls hit, min ~0 ms)."""
+    path = candidate(tmp_path, """
+        import time
+        seen = {}
+    """, textwrap.indent(textwrap.dedent("""
+        key = float(x[0, :8].sum())
+        if key not in seen:
+            time.sleep(0.05)
+            seen[key] = torch.sum(x, dim=1) * self.scale
+        return seen[key].clone()
+    """), "        "))
+    v = judge(path, bench=True, trials=6)
+    assert v["outcome"] == "PASS", v["message"]
+    assert v["runtime_stats"]["trials"] == 6
+    assert v["runtime_stats"]["min"] > 40.0
+
+
+def test_the_reference_is_timed_before_the_candidate_exists(tmp_path, monkeypatch):
+    """Nothing of the candidate's (a thread, a process) can load the machine while the reference
+    is timed: it is timed before the candidate's code is in its worker (defence off: after)."""
+    order = []
+    time_reference, load = evaluate.time_reference, client.Worker.load
+
+    def timed(*args, **kwargs):
+        order.append("reference timed")
+        return time_reference(*args, **kwargs)
+
+    def loaded(self, *args, **kwargs):
+        order.append("candidate loaded")
+        return load(self, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "time_reference", timed)
+    monkeypatch.setattr(client.Worker, "load", loaded)
+    v = judge(candidate(tmp_path, ""), bench=True, trials=3)
+    assert v["outcome"] == "PASS", v["message"]
+    assert order == ["reference timed", "candidate loaded"]
+
+
+def test_times_that_are_not_the_loops_are_the_candidates_fail(tmp_path, no_scan):
+    """The worker's timing loop replaced so it answers no times: FAIL(timing_tampered) (defence
+    off: ZeroDivisionError in the judge, the run stopped)."""
+    path = candidate(tmp_path, """
+        import kjudge.kernelbench.timing as timing
+        timing.time_calls = lambda *args, **kwargs: ([], {})
+    """)
+    v = judge(path, bench=True, trials=3)
+    assert (v["outcome"], v["reason"]) == ("FAIL", "timing_tampered")
+
+
+# ---- faults of the judge -----------------------------------------------------------------------
+
+def test_a_candidate_that_breaks_the_judge_is_its_fail(monkeypatch, tmp_path):
+    """Whatever escapes the evaluator on a candidate is that candidate's FAIL in serve's answer,
+    and the next request gets a new judge (defence off: the exception ends the serve child)."""
+    def broken(self, problem, path):
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(evaluate.Evaluator, "check", broken)
+    judges = {}
+    answer = serve.answer(judges, {"id": 7, "op": "check", "problem": SCALED_SUM,
+                                   "source": "x = 1"}, Settings(device="cpu"))
+    v = answer["verdict"]
+    assert (answer["id"], v["outcome"], v["reason"]) == (7, "FAIL", "runtime_error")
+    assert "ZeroDivisionError" in v["message"]
+    assert judges == {}
+
+
+FAKE_SERVE = """
+import json, sys
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    if "killer" in request.get("candidate", ""):
+        sys.exit(3)
+    print(json.dumps({"id": request["id"], "verdict": {"outcome": "PASS", "reason": "none",
+                      "compiled": True, "correctness": True}}), flush=True)
+"""
+
+
+def test_a_run_answers_every_sample_when_its_judge_dies_on_one(tmp_path):
+    """The judge child dies on the second of three samples: that sample is FAIL, naming it, and a
+    new child judges the third (defence off: the run stops after 1 of 3 answers)."""
+    from kjudge.judge import find_binary
+    suite = os.path.join(HERE, "kernelbench")
+    samples = tmp_path / "samples" / "scaled_sum"
+    samples.mkdir(parents=True)
+    for name in ("a_first", "b_killer", "c_last"):
+        (samples / f"{name}.py").write_text(f"# {name}\n")
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'serve.py'}\n")
+    fake.chmod(0o755)
+    (tmp_path / "serve.py").write_text(FAKE_SERVE)
+    out = tmp_path / "run"
+    done = subprocess.run([find_binary(), "run", suite, "--samples", str(tmp_path / "samples"),
+                           "--out", str(out)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "KJUDGE_PYTHON": str(fake)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = {x["sample"]: x for x in map(json.loads,
+                                         (out / "results.jsonl").read_text().splitlines())}
+    assert {k: (v["outcome"], v["reason"]) for k, v in lines.items()} == {
+        "a_first": ("PASS", "none"), "b_killer": ("FAIL", "runtime_error"),
+        "c_last": ("PASS", "none")}
+    assert "judge process exited with status 3" in lines["b_killer"]["message"]
+
+
+# ---- processes, files, memory ------------------------------------------------------------------
+
+def _processes_with(argument: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if argument.encode() in f.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_a_process_the_candidate_starts_dies_with_its_worker(tmp_path, no_scan):
+    """A child that leaves the worker's process group (setsid) and sleeps: gone when the check
+    ends, with the worker's PID namespace (defence off: it outlives the judge)."""
+    mark = f"{secrets.randbelow(10**6)}.5"
+    path = candidate(tmp_path, f"""
+        import os
+        if os.fork() == 0:
+            os.setsid()
+            os.execv("/bin/sleep", ["sleep", "{mark}"])
+    """)
+    v = judge(path)
+    deadline = time.monotonic() + 5
+    while _processes_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    survivors = _processes_with(mark)
+    for pid in survivors:
+        os.kill(pid, 9)
+    assert v["outcome"] == "PASS", v["message"]
+    assert survivors == []
+
+
+def test_a_file_the_candidate_leaves_in_dev_shm_is_gone_with_it(tmp_path):
+    """/dev/shm is the worker's own tmpfs: what it writes there is never in the machine's
+    (defence off: the file stays after the check)."""
+    name = f"/dev/shm/kjudge-attack-{secrets.token_hex(6)}"
+    path = candidate(tmp_path, f"""
+        with open("{name}", "wb") as f:
+            f.write(b"x" * (1 << 20))
+    """)
+    v = judge(path)
+    left = os.path.exists(name)
+    if left:
+        os.unlink(name)
+    assert v["outcome"] == "PASS", v["message"]
+    assert not left
+
+
+def test_a_candidate_over_the_memory_cap_fails(tmp_path):
+    """4 GiB held under a 2 GiB cap: the candidate's FAIL(runtime_error), the judge unharmed
+    (defence off: the allocation succeeds and the candidate passes)."""
+    path = candidate(tmp_path, "", "        held = torch.ones(1 << 30)  # 4 GiB of float32")
+    v = judge(path, memory_limit_bytes=2 << 30)
+    assert (v["outcome"], v["reason"]) == ("FAIL", "runtime_error")
+
+
+# ---- the scan ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spelling", [
+    "from os import fork", "os.fork()", "os.forkpty()", "os.posix_spawn(a, b, c)",
+    "from os import posix_spawnp", "os.spawnlp(0, 'x')", "os.execv('/bin/sh', [])",
+    "os.setsid()", "os.killpg(0, 9)", "import kjudge.kernelbench.hooks",
+    "from __main__ import _State",
+])
+def test_the_scan_refuses_every_spelling_of_a_process_or_the_judge(spelling):
+    assert scan.forbidden_constructs(spelling), spelling
+
+
+@pytest.mark.parametrize("innocent", ["y = x.clone()", 'if __name__ == "__main__":',
+                                      "executor = 1", "forward_kernel(x)"])
+def test_the_scan_leaves_ordinary_code_alone(innocent):
+    assert scan.forbidden_constructs(innocent) == []
