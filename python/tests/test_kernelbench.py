@@ -28,8 +28,9 @@ def test_every_expectation_holds_on_the_cpu():
 
 
 def test_the_worker_cannot_reach_the_judge(tmp_path):
-    """Inside the confinement: the parent's memory, a signal to it, a file outside the lists, a
-    TCP connection to a server the judge listens on, all refused; the build folder writable."""
+    """Inside the confinement: the judge's memory (its pid not even in the namespace's /proc), a
+    signal to it, a file outside the lists, a TCP connection to a server the judge listens on, all
+    refused; the build folder writable; the worker the first process of its PID namespace."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -67,8 +68,9 @@ def test_the_worker_cannot_reach_the_judge(tmp_path):
     server.close()
     assert out.returncode == 0, out.stderr
     tried = json.loads(out.stdout.strip().splitlines()[-1])
+    # The judge's process is not even listed in the namespace's own /proc.
     assert tried == {"gaps": "", "read_secret": "PermissionError",
-                     "parent_memory": "PermissionError", "signal_parent": "PermissionError",
+                     "parent_memory": "FileNotFoundError", "signal_parent": "PermissionError",
                      "connect": tried["connect"], "write_build": "allowed", "pid": 1}
     assert tried["connect"] != "allowed"  # no network in its own namespace
 

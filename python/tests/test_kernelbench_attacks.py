@@ -50,6 +50,65 @@ def no_scan(monkeypatch):
     monkeypatch.setattr(scan, "forbidden_constructs", lambda source: [])
 
 
+# ---- the watchers inside the worker -----------------------------------------------------------
+
+SOFTMAX = os.path.join(HERE, "kernelbench", "softmax", "problem.py")
+
+
+def softmax_candidate(tmp_path, preamble: str, body: str) -> str:
+    path = tmp_path / "candidate.py"
+    path.write_text("import torch\n" + textwrap.dedent(preamble) +
+                    "\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n" +
+                    textwrap.indent(textwrap.dedent(body).strip() + "\n", "        "))
+    return str(path)
+
+
+def test_an_op_hidden_from_the_dispatch_recorder_is_seen_by_the_profilers(tmp_path, no_scan):
+    """Python dispatch turned off around torch.softmax: the dispatch mode sees nothing, the
+    profiler's record of the dispatcher's ops does (defence off: PASS, softmax by torch)."""
+    path = softmax_candidate(tmp_path, "", """
+        with torch._C._DisableTorchDispatch():
+            return torch.softmax(x, dim=1)
+    """)
+    v = evaluate.check(SOFTMAX, path, device="cpu", run_timeout=30.0)
+    assert (v["outcome"], v["reason"]) == ("FAIL", "forbidden_op"), v["message"]
+    assert "hidden from the dispatch recorder" in v["message"]
+
+
+def test_a_recorder_swapped_in_kjudges_modules_is_not_the_workers(tmp_path, no_scan):
+    """hooks.OpRecorder replaced by a blind one: the worker bound its own before the candidate
+    ran, and the dispatch recorder sees the op (defence off: only the profiler's record does)."""
+    path = softmax_candidate(tmp_path, """
+        import kjudge.kernelbench.hooks as hooks
+
+        class Blind:
+            counts = {}
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        hooks.OpRecorder = Blind
+    """, "return torch.softmax(x, dim=1)")
+    v = evaluate.check(SOFTMAX, path, device="cpu", run_timeout=30.0)
+    assert (v["outcome"], v["reason"]) == ("FAIL", "forbidden_op"), v["message"]
+    assert "hidden" not in v["message"]
+
+
+def test_an_input_changed_in_place_is_seen_by_the_judge(tmp_path, no_scan):
+    """The input scaled in place and the worker's old comparison helper replaced to say "same":
+    the judge compares the inputs as the call left them with what it sent (defence off, the
+    comparison in the worker: PASS)."""
+    path = candidate(tmp_path, """
+        import __main__
+        __main__._same_bits = lambda *args: True
+    """, "        x[0, 0] = 0.0")
+    v = judge(path)
+    assert (v["outcome"], v["reason"]) == ("FAIL", "input_modified"), v["message"]
+
+
 # ---- timing ------------------------------------------------------------------------------------
 
 def test_a_clock_slowed_by_the_candidate_is_overruled_by_the_judges(tmp_path):
@@ -107,12 +166,12 @@ def test_the_reference_is_timed_before_the_candidate_exists(tmp_path, monkeypatc
     assert order == ["reference timed", "candidate loaded"]
 
 
-def test_times_that_are_not_the_loops_are_the_candidates_fail(tmp_path, no_scan):
-    """The worker's timing loop replaced so it answers no times: FAIL(timing_tampered) (defence
-    off: ZeroDivisionError in the judge, the run stopped)."""
+def test_times_that_are_not_the_loops_are_the_candidates_fail(tmp_path):
+    """The worker's clock stopped, so every trial reads 0 ms: FAIL(timing_tampered) (defence
+    off: a speedup divided by zero, the judge broken)."""
     path = candidate(tmp_path, """
-        import kjudge.kernelbench.timing as timing
-        timing.time_calls = lambda *args, **kwargs: ([], {})
+        import time
+        time.perf_counter = lambda: 1.0
     """)
     v = judge(path, bench=True, trials=3)
     assert (v["outcome"], v["reason"]) == ("FAIL", "timing_tampered")

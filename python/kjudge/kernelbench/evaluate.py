@@ -121,7 +121,7 @@ class Evaluator:
         try:
             if not self._run_cases(worker, problem, forbidden, source, verdict):
                 return
-            if not self._account_launches(worker, problem, source, verdict):
+            if not self._account_launches(worker, problem, source, forbidden, verdict):
                 return
             if s.backward and not self._check_backward(worker, problem, verdict):
                 return
@@ -165,23 +165,28 @@ class Evaluator:
             # Triton compiles a kernel when it is first launched: a Triton candidate's first
             # call has the JIT's deadline, every other call the run's.
             jit = number == 0 and scan.uses_triton(source)
-            answer, outputs = self._ask(
+            answer, returned = self._ask(
                 worker, verdict, {"op": "run", "arguments": slots}, tensors,
                 timeout=max(s.jit_timeout, s.run_timeout) if jit else s.run_timeout,
-                byte_cap=_output_cap(case.reference))
+                byte_cap=_output_cap(case.reference) + case.input_bytes())
             if answer.get("status") != "ok":
                 verdict.fail_as_the_worker_says(answer, case=case.id)
                 return False
+            count = answer["outputs"]
+            outputs, after = returned[:count], returned[count:]
             called = sorted(set(answer.get("ops", {})) & set(forbidden))
-            for op, count in answer.get("ops", {}).items():
-                verdict.torch_ops[op] = verdict.torch_ops.get(op, 0) + count
+            for op, n in answer.get("ops", {}).items():
+                verdict.torch_ops[op] = verdict.torch_ops.get(op, 0) + n
             if called:
                 verdict.fail("forbidden_op", f"forward called {', '.join(called)}, the op the "
                              "problem is about (done by torch, not by the candidate)", case=case.id)
                 return False
-            if answer.get("input_modified"):
-                verdict.fail("input_modified", f"forward changed input(s) "
-                             f"{answer['input_modified']} of case {case.id}", case=case.id)
+            # The inputs as the call left them, compared here with what was sent: in-place work
+            # on an input is seen by the judge, not by a helper in the candidate's process.
+            changed = [i for i, (a, b) in enumerate(zip(tensors, after)) if not _same_bits(a, b)]
+            if changed or len(after) != len(tensors):
+                verdict.fail("input_modified", f"forward changed input(s) {changed} of case "
+                             f"{case.id}", case=case.id)
             if answer.get("output_reused"):
                 verdict.fail("output_reused", f"forward returned the same storage it returned "
                              f"for an earlier case (output {answer['output_reused']})",
@@ -193,7 +198,8 @@ class Evaluator:
             seconds["compare"] = seconds.get("compare", 0.0) + time.perf_counter() - began
         return verdict.outcome == "PASS"
 
-    def _account_launches(self, worker: Worker, problem: Problem, source: str, verdict) -> bool:
+    def _account_launches(self, worker: Worker, problem: Problem, source: str,
+                          forbidden: list[str], verdict) -> bool:
         own = scan.kernel_names(source)
         case = problem.cases[0]
         slots, tensors = case.wire_arguments()
@@ -203,6 +209,14 @@ class Evaluator:
             verdict.fail_as_the_worker_says(answer)
             return False
         kernels, current = answer["kernels"], answer["current_stream"]
+        # The profiler's own record of the ops (the dispatcher's RecordFunction): a forbidden op
+        # hidden from the dispatch recorder (Python dispatch turned off for the call) shows here.
+        hidden = sorted(set(answer.get("ops", {})) & set(forbidden) - set(verdict.torch_ops))
+        if hidden:
+            verdict.fail("forbidden_op", f"forward called {', '.join(hidden)}, the op the problem "
+                         "is about, hidden from the dispatch recorder (the profiler's record "
+                         "shows it)")
+            return False
         launches = _launch_accounting(kernels, current, own)
         verdict.launches = launches
         if current is None:
@@ -539,6 +553,15 @@ def _launch_accounting(kernels: list[dict], current, own: list[str]) -> dict:
         "side_streams": sorted({k["stream"] for k in kernels if k["stream"] != current})
         if current is not None else [],
     }
+
+
+def _same_bits(a, b) -> bool:
+    """Equal to the bit, NaN included (torch.equal calls NaN unequal to itself)."""
+    import torch
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().view(-1).view(torch.uint8),
+                       b.contiguous().view(-1).view(torch.uint8))
 
 
 def _output_cap(reference: list) -> int:

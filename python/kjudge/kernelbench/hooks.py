@@ -57,32 +57,41 @@ def compute_ops(counts: dict[str, int]) -> list[str]:
     return sorted(op for op in counts if op not in _PLUMBING)
 
 
-def profile_call(call, device) -> tuple[list[dict], object]:
-    """Runs `call` once under the profiler after a marker kernel (a fill on the current stream).
-    Returns every device kernel after the marker as {"name", "stream", "us"} and the marker's
-    stream, or (ops on the CPU) no kernels and None."""
+def profile_call(call, device) -> tuple[list[dict], object, dict[str, int]]:
+    """Runs `call` once under the profiler, after a marker kernel (a fill on the current stream)
+    on CUDA. Returns every device kernel after the marker as {"name", "stream", "us"}, the
+    marker's stream (None on the CPU, with no kernels), and the aten ops the profiler recorded
+    by overload packet ("aten._softmax": count). The profiler's op record is the dispatcher's
+    own (RecordFunction), apart from the dispatch mode OpRecorder pushes: a candidate that turns
+    Python dispatch off for a call hides its ops from one of them, not both."""
     import torch
-    if device.type != "cuda":
-        call()
-        return [], None
-    marker = torch.empty(1, device=device)
-    torch.cuda.synchronize(device)
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
-        marker.fill_(7.0)
-        call()
+    cuda = device.type == "cuda"
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if cuda:
+        marker = torch.empty(1, device=device)
         torch.cuda.synchronize(device)
-    kernels = []
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as prof:
+        if cuda:
+            marker.fill_(7.0)
+        call()
+        if cuda:
+            torch.cuda.synchronize(device)
+    kernels, ops = [], Counter()
     for e in prof.profiler.kineto_results.events():
-        if e.device_type() != torch.autograd.DeviceType.CUDA:
-            continue
         name = e.name()
+        if e.device_type() != torch.autograd.DeviceType.CUDA:
+            if name.startswith("aten::"):
+                ops["aten." + name[len("aten::"):]] += 1
+            continue
         if name.startswith(("Memcpy", "Memset")):
             continue
         kernels.append({"name": name, "stream": int(e.device_resource_id()),
                         "us": e.duration_ns() / 1e3, "start": e.start_ns()})
     kernels.sort(key=lambda k: k["start"])
-    if not kernels:
-        return [], None
+    if not cuda or not kernels:
+        return [], None, dict(ops)
     current = kernels[0]["stream"]  # the marker: the first kernel of the window
-    return [{k: v for k, v in x.items() if k != "start"} for x in kernels[1:]], current
+    ops["aten.fill_"] -= 1  # the marker's own fill
+    return [{k: v for k, v in x.items() if k != "start"} for x in kernels[1:]], current, \
+        {op: n for op, n in ops.items() if n > 0}

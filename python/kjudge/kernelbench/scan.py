@@ -25,7 +25,8 @@ _FORBIDDEN = [
      r"\b(import|from)\s+(kjudge|__main__)\b",
      "reaches the judge's own objects"),
     (r"\b(TorchDispatchMode|TorchFunctionMode|_python_dispatch|torch\.profiler|"
-     r"torch\._C\._(autograd|profiler))\b",
+     r"torch\._C\._(autograd|profiler)|_DisableTorchDispatch|_EnablePythonDispatcher|"
+     r"_DisablePythonDispatcher|_unset_dispatch_mode|_pop_mode|_set_dispatch_mode)\b",
      "tampers with the dispatch or profiler hooks the judge watches through"),
     (r"\b(__builtins__|builtins|importlib)\b|(?<![.\w])(__import__|exec|eval|compile)\s*\(",
      "runs code the scan cannot read"),

@@ -237,6 +237,10 @@ void become_namespace_init() {
   if (child == 0) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
       throw InternalError(fmt::format("PID namespace: parent-death signal: {}", std::strerror(errno)));
+    // A /proc of the new namespace, so /proc/self and getpid() name the same process (the CUDA
+    // driver writes its own entries by pid) and no other process of the machine is listed.
+    if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+      throw InternalError(fmt::format("PID namespace: mount /proc: {}", std::strerror(errno)));
     return;
   }
   ::close_range(3, ~0u, 0); // the pipes are the child's: the judge sees their end with it
@@ -274,14 +278,15 @@ std::string confine_python_worker(const PythonSandbox& sandbox) {
   try {
     enter_user_namespace(CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID);
     mount_private_shm(sandbox.shm_bytes);
+    limit_data_memory(sandbox.memory_bytes);
+    become_namespace_init();
+    // The ruleset after the mounts: its rules hold the inodes of the paths as they are now.
     std::vector<landlock::Access> allowed;
     for (const auto& path : sandbox.readable)
       allowed.push_back({.path = path, .execute = true});
     for (const auto& path : sandbox.writable)
       allowed.push_back({.path = path, .everything = true});
     const landlock::Ruleset rules(allowed);
-    limit_data_memory(sandbox.memory_bytes);
-    become_namespace_init();
     if (const int e = rules.restrict_self(); e != 0)
       throw InternalError(fmt::format("Landlock: restrict_self: {}", std::strerror(e)));
     drop_capabilities();
