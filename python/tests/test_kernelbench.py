@@ -140,6 +140,10 @@ def test_the_json_verdict_carries_kernelbench_fields_and_a_bench(capsys):
                                                  "scaled:0.015625"]
     assert any(c["id"].endswith(":timed") for c in v["cases"])
     assert v["isolation"]["confined"] is True
+    # What the candidate's process could blind, named; the rest was decided in the judge.
+    assert v["checks_in_worker"] == ["forbidden_op", "output_reused", "side_stream",
+                                     "decoy_kernel", "runtime"]
+    assert v["runtime_stats"]["decided_by"] in ("worker_events", "judge_clock")
 
 
 def test_backward_compares_the_gradients_of_inputs_and_parameters(capsys):

@@ -20,6 +20,13 @@ from kjudge.kernelbench.problem import Problem, ProblemError, build_model, load_
     make_cases, make_input_sets, make_recorded_case, precise_math
 from kjudge.kernelbench.timing import summary, time_calls, valid_times
 
+# The checks whose evidence is gathered in the candidate's own process (its Python and native
+# code could blind them; docs/kernelbench.md says how far): the verdict lists them beside
+# trust = "python". Everything else (values, inputs, deadlines, the reference's time, the bound
+# on the runtime) is decided in the judge. "runtime": the worker's events, bounded by the
+# judge's clock.
+CHECKS_IN_WORKER = ("forbidden_op", "output_reused", "side_stream", "decoy_kernel", "runtime")
+
 # What a worker's answer may name as the reason of a FAIL (worker.py).
 _WORKER_REASONS = {"compile_error", "runtime_error", "wrong_type"}
 
@@ -530,6 +537,7 @@ class _Verdict:
             "problem": self.problem,
             "candidate": self.candidate,
             "trust": "python",
+            "checks_in_worker": list(CHECKS_IN_WORKER),
             "isolation": self.isolation,
             "kjudge_version": kjudge.__version__,
             "seconds": round(time.perf_counter() - began, 3),
