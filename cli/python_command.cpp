@@ -46,8 +46,12 @@ int run_python_module(const std::string& command, const std::string& module,
   for (std::string& a : argv) raw.push_back(a.data());
   raw.push_back(nullptr);
   pid_t child = 0;
-  if (const int e = ::posix_spawnp(&child, python.c_str(), nullptr, nullptr, raw.data(), environ);
-      e != 0) {
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addclosefrom_np(&actions, 3); // the standard streams only
+  const int e = ::posix_spawnp(&child, python.c_str(), &actions, nullptr, raw.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (e != 0) {
     err << "kjudge " << command << ": cannot start " << python
         << " (set KJUDGE_PYTHON to a Python with the kjudge package and torch)\n";
     return static_cast<int>(ExitCode::spec_error);

@@ -195,26 +195,36 @@ def test_a_candidate_that_breaks_the_judge_is_its_fail(monkeypatch, tmp_path):
     assert judges == {}
 
 
+# A stand-in for `python -m kjudge.kernelbench.serve`: PASS for every sample, its message naming
+# what the descriptors it inherited beyond the standard streams lead to; it dies on a "killer".
 FAKE_SERVE = """
-import json, sys
+import json, os, sys
+def target(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # the listing's own descriptor, closed by now
+        return None
+inherited = sorted(t for t in map(target, [f for f in os.listdir("/proc/self/fd") if int(f) > 2])
+                   if t and not t.startswith("/proc"))
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
     if "killer" in request.get("candidate", ""):
         sys.exit(3)
     print(json.dumps({"id": request["id"], "verdict": {"outcome": "PASS", "reason": "none",
-                      "compiled": True, "correctness": True}}), flush=True)
+                      "compiled": True, "correctness": True, "message": json.dumps(inherited)}}),
+          flush=True)
 """
 
 
-def test_a_run_answers_every_sample_when_its_judge_dies_on_one(tmp_path):
-    """The judge child dies on the second of three samples: that sample is FAIL, naming it, and a
-    new child judges the third (defence off: the run stops after 1 of 3 answers)."""
+def run_with_fake_serve(tmp_path, names: list[str]) -> dict:
+    """`kjudge run` over scaled_sum with the samples `names`, judged by FAKE_SERVE: its results
+    by sample."""
     from kjudge.judge import find_binary
     suite = os.path.join(HERE, "kernelbench")
     samples = tmp_path / "samples" / "scaled_sum"
     samples.mkdir(parents=True)
-    for name in ("a_first", "b_killer", "c_last"):
+    for name in names:
         (samples / f"{name}.py").write_text(f"# {name}\n")
     fake = tmp_path / "python"
     fake.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'serve.py'}\n")
@@ -225,12 +235,26 @@ def test_a_run_answers_every_sample_when_its_judge_dies_on_one(tmp_path):
                            "--out", str(out)], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "KJUDGE_PYTHON": str(fake)})
     assert done.returncode == 0, done.stderr[-2000:]
-    lines = {x["sample"]: x for x in map(json.loads,
-                                         (out / "results.jsonl").read_text().splitlines())}
+    return {x["sample"]: x for x in map(json.loads,
+                                        (out / "results.jsonl").read_text().splitlines())}
+
+
+def test_a_run_answers_every_sample_when_its_judge_dies_on_one(tmp_path):
+    """The judge child dies on the second of three samples: that sample is FAIL, naming it, and a
+    new child judges the third (defence off: the run stops after 1 of 3 answers)."""
+    lines = run_with_fake_serve(tmp_path, ["a_first", "b_killer", "c_last"])
     assert {k: (v["outcome"], v["reason"]) for k, v in lines.items()} == {
         "a_first": ("PASS", "none"), "b_killer": ("FAIL", "runtime_error"),
         "c_last": ("PASS", "none")}
     assert "judge process exited with status 3" in lines["b_killer"]["message"]
+
+
+def test_a_judge_child_inherits_no_descriptor_of_the_runs(tmp_path):
+    """The judge child (and through it a candidate) holds the standard streams alone: not
+    results.jsonl, into which a line written would be read as a verdict (defence off: the
+    results file's descriptor is there)."""
+    lines = run_with_fake_serve(tmp_path, ["a_sample"])
+    assert json.loads(lines["a_sample"]["message"]) == []
 
 
 # ---- processes, files, memory ------------------------------------------------------------------

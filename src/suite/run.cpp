@@ -239,6 +239,8 @@ ChildRun run_judge_child(const std::vector<std::string>& command,
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
   ::posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
+  // Nothing else of kjudge's: not results.jsonl's descriptor, which a child could write to.
+  ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   std::vector<std::string> args = command;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

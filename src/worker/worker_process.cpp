@@ -127,6 +127,9 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv, const SpawnExtras& e
   if (extras.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, extras.stderr_fd, 2);
   posix_spawn_file_actions_adddup2(&actions, theirs, child_fd);
   if (shared >= 0) posix_spawn_file_actions_adddup2(&actions, shared, child_shared_fd);
+  // No other descriptor of the oracle's reaches the candidate's process (a results file, a
+  // client's socket), whether or not whoever opened it asked for close-on-exec.
+  posix_spawn_file_actions_addclosefrom_np(&actions, shared >= 0 ? child_shared_fd + 1 : child_fd + 1);
   std::vector<char*> args;
   for (auto& a : argv)
     args.push_back(a.data());

@@ -63,6 +63,7 @@ class Evaluator:
         self.device = self.settings.device or _default_device()
         self._problems: dict[tuple, Problem] = {}
         self._spare: Optional[Worker] = None
+        self._timing: Optional[tuple[Problem, ReferenceTiming]] = None
 
     def check(self, problem_path: str, candidate_path: str) -> dict:
         """The verdict of the candidate file on the problem file, as a dict (see docs)."""
@@ -315,11 +316,13 @@ class Evaluator:
                                      timing.stats), timing.stats)
 
     def _reference_timing(self, problem: Problem) -> "ReferenceTiming":
-        """The reference's time, measured once per problem in this judge, with the input sets
-        every candidate is then timed on."""
-        if problem.timing is None:
-            problem.timing = time_reference(problem, self.settings, self.device)
-        return problem.timing
+        """The reference's time with the input sets every candidate is then timed on, measured
+        once for a run of candidates on one problem. Only the last problem's is kept: its sets
+        and their goldens take up to the timing budget, on the device too."""
+        if self._timing is None or self._timing[0] is not problem:
+            self._timing = None  # the last problem's sets go before the next ones are made
+            self._timing = (problem, time_reference(problem, self.settings, self.device))
+        return self._timing[1]
 
     # ---- warm state ----------------------------------------------------------------------
 

@@ -54,7 +54,6 @@ class Problem:
     weights: Optional[dict] = None  # a recorded state_dict for Model and ModelNew alike
     excused: list[dict] = field(default_factory=list)  # cases dropped, with the reason
     model_ops: dict[str, int] = field(default_factory=dict)
-    timing: Any = None  # the reference's timing and its input sets (evaluate.ReferenceTiming)
 
     def default_forbidden(self) -> list[str]:
         """KJUDGE_FORBIDDEN_OPS where the problem gives it; else the op the Model computes with

@@ -15,6 +15,7 @@
 #include "backend/host/host_tools.hpp"
 #include "kjudge/host_backend.hpp"
 #include "kjudge/spec.hpp"
+#include "util/private_folder.hpp"
 
 namespace kj {
 
@@ -71,11 +72,10 @@ std::optional<LineCoverage> read_line_coverage(const fs::path& shared_object,
     return std::nullopt;
   }
   const fs::path notes = detail::coverage_notes(shared_object);
-  static std::atomic<unsigned> serial{0};
-  const fs::path dir = fs::temp_directory_path() /
-                       fmt::format("kjudge-coverage-{}-{}", ::getpid(), serial++);
+  // mkdtemp's name, not a predictable one: a folder made first by another user (or a link of
+  // theirs) would take kjudge's writes.
+  const fs::path dir = util::new_private_temp_folder("kjudge-coverage");
   std::error_code ec;
-  fs::create_directories(dir, ec);
   auto cleanup = [&] { fs::remove_all(dir, ec); };
   fs::copy_file(notes, dir / "module.gcno", ec);
   if (ec) {

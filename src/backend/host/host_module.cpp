@@ -15,6 +15,7 @@
 #include "backend/host/host_tools.hpp"
 #include "kjudge/host_backend.hpp"
 #include "kjudge/nvrtc.hpp"
+#include "util/private_folder.hpp"
 
 namespace kj {
 
@@ -199,12 +200,12 @@ void place_finding(ShadowFinding& finding, const fs::path& shared_object,
   std::vector<std::string> argv = {"addr2line", "-e", shared_object.string(), "-i", "-a"};
   for (const ShadowAccess* a : accesses)
     argv.push_back(fmt::format("{:#x}", a->pc));
-  const fs::path log = fs::temp_directory_path() / fmt::format("kjudge-addr2line-{}-{}.txt",
-                                                               ::getpid(), ::gettid());
+  const fs::path scratch = util::new_private_temp_folder("kjudge-addr2line");
+  const fs::path log = scratch / "addr2line.txt";
   const int rc = run(argv, log);
   std::istringstream lines(read_file(log));
   std::error_code ec;
-  fs::remove(log, ec);
+  fs::remove_all(scratch, ec);
   if (rc != 0) return;
   // With -a each address is echoed ("0x..."), then its frames, the innermost first.
   int at = -1;

@@ -48,6 +48,7 @@ int run(const std::vector<std::string>& argv, const fs::path& log) {
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3); // nothing else of kjudge's
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, raw[0], &actions, nullptr, raw.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -117,6 +118,7 @@ RunResult run_confined(const std::vector<std::string>& argv, const fs::path& log
     const rlimit cpu_limit{cpu, cpu};
     ::setrlimit(RLIMIT_CPU, &cpu_limit);
     if (rules.restrict_self() != 0) ::_exit(125);
+    ::close_range(3, ~0u, 0); // nothing else of kjudge's (the ruleset's own descriptor included)
     ::execve(raw[0], raw.data(), environment);
     ::_exit(127);
   }

@@ -209,10 +209,6 @@ void load_python_worker_filter() {
     throw InternalError(fmt::format("seccomp: cannot load the filter: {}", std::strerror(-rc)));
 }
 
-} // namespace
-
-namespace {
-
 // The worker's /dev/shm: a tmpfs of its own mount namespace, capped, gone with the namespace (a
 // file a candidate leaves there stays nowhere). The rest of the tree is the judge's, unchanged.
 void mount_private_shm(std::uint64_t bytes) {

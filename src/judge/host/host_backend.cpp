@@ -16,6 +16,7 @@
 #include "judge/host/host_oracle.hpp"
 #include "judge/host/host_runner.hpp"
 #include "kjudge/error.hpp"
+#include "util/private_folder.hpp"
 #include "kjudge/nvrtc.hpp"
 
 namespace kj::judge {
@@ -160,8 +161,12 @@ HostBackend::HostBackend(CheckSettings& settings, const Problem& problem, Verdic
     throw InternalError("the host backend needs the CUDA toolkit's headers (cuda_fp16.h, ...): "
                         "none found; set CUDA_HOME");
   compile_.cuda_include = toolkit.front();
-  compile_.cache_dir =
-      asked.cache_dir.empty() ? fs::temp_directory_path() / "kjudge-host-cache" : asked.cache_dir;
+  // Built modules are loaded and run as this user: the folder must be no one else's (a shared
+  // /tmp default let another user's module run in the unconfined oracle).
+  compile_.cache_dir = asked.cache_dir.empty() ? util::per_user_temp_path("kjudge-host-cache")
+                                               : asked.cache_dir;
+  util::require_private_folder(compile_.cache_dir, asked.cache_dir.empty() ? "host build cache"
+                                                                           : "--cache");
   settings.memory_cap = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
                         static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
   // The checked build runs several times slower than the reference it is timed against.

@@ -12,8 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -47,6 +50,18 @@ bool fd_is_dev_null(int fd) {
          S_ISCHR(a.st_mode);
 }
 
+// What the descriptors past the protocol's lead to (the listing's own left out).
+std::vector<std::string> inherited_files(int protocol_fd) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    const std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+    if (fd > 2 && fd != protocol_fd && !ec && !target.starts_with("/proc")) out.push_back(target);
+  }
+  return out;
+}
+
 int fake_worker(const std::string& mode, int fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL); // as the real workers do
   if (mode == "silent") {
@@ -74,7 +89,8 @@ int fake_worker(const std::string& mode, int fd) {
                                {"stdout_is_dev_null", fd_is_dev_null(1)},
                                {"stdin_is_dev_null", fd_is_dev_null(0)},
                                {"sees_the_secret", std::getenv("KJUDGE_SECRET") != nullptr},
-                               {"sees_home", std::getenv("HOME") != nullptr}});
+                               {"sees_home", std::getenv("HOME") != nullptr},
+                               {"inherited", inherited_files(fd)}});
     } else if (mode == "hang") {
       std::this_thread::sleep_for(std::chrono::hours(1));
     } else if (mode == "segv") {
@@ -155,6 +171,21 @@ TEST(WorkerProcess, TheWorkerNeverSeesTheSecret) {
   ASSERT_EQ(r.status, Reply::Status::ok);
   EXPECT_FALSE(r.message["sees_the_secret"].get<bool>());
   EXPECT_TRUE(r.message["sees_home"].get<bool>());  // the rest of the environment is kept
+}
+
+TEST(WorkerProcess, TheWorkerInheritsNoDescriptorOfTheOracles) {
+  // A file the oracle holds open without close-on-exec (a results file, a client's socket)
+  // never reaches the process that runs the candidate, which could write to it.
+  const std::string path = ::testing::TempDir() + "kjudge-inherited-results.jsonl";
+  const int held = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(held, 0);
+  WorkerProcess w(fake("echo"));
+  ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
+  const Reply r = w.request({{"op", "ping"}}, in_ms(10000));
+  ::close(held);
+  ::unlink(path.c_str());
+  ASSERT_EQ(r.status, Reply::Status::ok);
+  EXPECT_EQ(r.message["inherited"], json::array());
 }
 
 TEST(WorkerProcess, BigMessagesCrossIntact) {
