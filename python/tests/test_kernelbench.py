@@ -119,6 +119,17 @@ def test_the_cli_prints_a_line_and_exits_1_on_a_fail(capsys):
     assert capsys.readouterr().out.startswith("FAIL(forbidden_construct) ")
 
 
+def test_a_defence_turned_off_is_in_the_verdict_and_on_the_line(capsys):
+    """--allow-torch (like --unconfined) leaves a trace: a score made with a defence off must not
+    pass for one made with all of them."""
+    problem = os.path.join(FIXTURES, "softmax", "problem.py")
+    torch_softmax = os.path.join(FIXTURES, "softmax", "candidates", "calls_softmax.py")
+    assert cli_main([problem, torch_softmax, "--device", "cpu", "--allow-torch"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(" | defences off: --allow-torch")
+    assert cli_main([problem, torch_softmax, "--device", "cpu", "--allow-torch", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["defences_off"] == ["--allow-torch"]
+
+
 def test_the_cli_names_a_missing_problem_and_exits_2(capsys):
     status = cli_main(["/nonexistent/problem.py", os.path.join(FIXTURES, "softmax", "candidates",
                                                                "by_hand.py"), "--device", "cpu"])

@@ -58,7 +58,9 @@ def settings_from(args: argparse.Namespace):
                     forbid=[] if args.allow_torch else args.forbid, bench=args.bench,
                     trials=args.trials, backward=args.backward, run_timeout=args.timeout,
                     record=args.record,
-                    confine=not args.unconfined, require_confinement=not args.unconfined)
+                    confine=not args.unconfined, require_confinement=not args.unconfined,
+                    defences_off=[flag for flag, on in (("--unconfined", args.unconfined),
+                                                        ("--allow-torch", args.allow_torch)) if on])
 
 
 def _bad(message: str) -> int:
@@ -94,6 +96,8 @@ def one_line(v: dict) -> str:
                      f"speedup {v['speedup']:.3g})")
     kb = {True: "correct", False: "incorrect", None: "unknown"}[v["kernelbench_correctness"]]
     parts.append(f"KernelBench's allclose: {kb}")
+    if v.get("defences_off"):
+        parts.append(f"defences off: {', '.join(v['defences_off'])}")
     return " | ".join(parts)
 
 

@@ -52,6 +52,7 @@ class Settings:
     confine: bool = True
     require_confinement: bool = True
     memory_limit_bytes: int = 32 << 30    # the worker's data memory (RLIMIT_DATA); 0: none
+    defences_off: list[str] = field(default_factory=list)  # the options that turned one off
 
 
 class Evaluator:
@@ -74,6 +75,7 @@ class Evaluator:
             raise ProblemError(f"{candidate_path}: cannot read the candidate: {e.strerror}") \
                 from None
         verdict = _Verdict(problem_path, candidate_path, self.settings.policy)
+        verdict.defences_off = list(self.settings.defences_off)
         refused = scan.forbidden_constructs(source)
         if refused:
             verdict.fail("forbidden_construct", "; ".join(map(str, refused[:3])))
@@ -438,6 +440,7 @@ class _Verdict:
                                 "environment": "empty"}
         self.runtime = self.ref_runtime = None
         self.compile_seconds: Optional[float] = None
+        self.defences_off: list[str] = []
 
     def fail(self, reason: str, message: str, case: Optional[str] = None) -> None:
         if self.outcome == "PASS":
@@ -541,6 +544,9 @@ class _Verdict:
             "candidate": self.candidate,
             "trust": "python",
             "checks_in_worker": list(CHECKS_IN_WORKER),
+            # A verdict made with a defence off says so: a score must not pass for one made
+            # with all of them.
+            "defences_off": self.defences_off,
             "isolation": self.isolation,
             "kjudge_version": kjudge.__version__,
             "seconds": round(time.perf_counter() - began, 3),
