@@ -91,9 +91,9 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
   refuse_silent_test_switches(a.unsafe_test_switches, a.runs > 0 ? "bench" : "check");
   allow_test_switches(a.unsafe_test_switches);
   const Problem problem = load_problem(a.problem);
-  if (!a.allow_loosen)
-    if (const auto why = card_refusal(problem))
-      throw SpecError({(problem.dir / "card.toml").string(), "policy", 0, 0}, *why);
+  const std::optional<std::string> refusal = card_refusal(problem);
+  if (refusal && !a.allow_loosen)
+    throw SpecError({(problem.dir / "card.toml").string(), "policy", 0, 0}, *refusal);
   std::error_code ec;
   if (!fs::is_regular_file(a.candidate, ec))
     throw SpecError({a.candidate, "--candidate", 0, 0}, "no such file");
@@ -101,6 +101,7 @@ int run_check(const CheckArgs& a, std::ostream& out, std::ostream& err) {
     throw SpecError({a.against, "--against", 0, 0}, "no such file");
 
   CheckOptions options = a.options;
+  options.loosened_card = refusal.value_or("");
   options.cases.secret = read_secret(a.secret_file);
   if (!a.case_id.empty()) options.only_case = a.case_id;
   if (!a.against.empty()) options.against = fs::path(a.against);

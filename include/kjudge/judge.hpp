@@ -104,6 +104,9 @@ private:
 
 struct CheckOptions {
   CaseOptions cases;
+  // Why the problem's card refuses its policy, when `--allow-loosen` judged it anyway ("" when
+  // the card does not refuse it): the verdict carries it (Verdict::loosened_card).
+  std::string loosened_card;
   Backend backend = Backend::automatic;
   // Host backend: races found by the checked build's shadow memory are `nondeterministic`
   // (screened on a few small cases); off, candidates run uninstrumented and faster.

@@ -338,6 +338,9 @@ struct Verdict {
   // Defences a test switch turned off (KJ_TEST_DISABLE with --unsafe-test-switches): a verdict
   // with any is no judgement of the candidate.
   std::vector<std::string> defences_disabled;
+  // A policy looser than the problem's card records, judged under --allow-loosen: the card's
+  // refusal ("" when the card agrees). A score made so must not pass for one the card allows.
+  std::string loosened_card;
   Manifest manifest;
   bool compiled = true;                 // KernelBench field
   std::optional<double> runtime_ms;     // null until bench runs

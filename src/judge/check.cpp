@@ -386,6 +386,7 @@ std::optional<std::string> judge::resolve_check_settings(CheckSettings& settings
     return fmt::format("KJ_TEST_DISABLE names unknown defences: {} (known: {})", *unknown.begin(),
                        fmt::join(kDefences, ", "));
   v.defences_disabled.assign(switches.begin(), switches.end());
+  v.loosened_card = asked.loosened_card;
   settings.defences = Defences::all_but(switches);
   settings.kjudge_include =
       asked.kjudge_include.empty() ? find_kjudge_include(asked.self_exe) : asked.kjudge_include;

@@ -192,6 +192,8 @@ json Judge::handle(const json& request, DeviceTurn* device_turn) {
     CheckRequest r = read_request(request, options_.defaults);
     r.options.device_turn = device_turn;
     const Problem& p = problem(r.problem);
+    // Past problem(): a card that refuses the policy was allowed (--allow-loosen); say so.
+    r.options.loosened_card = card_refusal(p).value_or("");
     Verdict v;
     std::optional<Candidate> candidate;
     try {

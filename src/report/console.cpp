@@ -237,6 +237,8 @@ public:
     if (!v.defences_disabled.empty())
       out_ << fmt::format("UNSAFE: test switches turned off {}: this verdict judges nothing\n",
                           fmt::join(v.defences_disabled, ", "));
+    if (!v.loosened_card.empty())
+      out_ << fmt::format("LOOSENED (--allow-loosen): {}\n", v.loosened_card);
     // A host verdict says so: it was not measured on a GPU and its cases may be a budget.
     if (v.manifest.backend == "host")
       out_ << "host backend (trust = host)"

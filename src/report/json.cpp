@@ -420,6 +420,8 @@ json to_json(const Verdict& v, const ReportOptions& options) {
       {"skips", std::move(skips)},
       // Never absent: a trainer can refuse any verdict whose list is not empty.
       {"defences_disabled", v.defences_disabled},
+      // null, or why the card refuses the policy that judged this (--allow-loosen).
+      {"loosened_card", v.loosened_card.empty() ? json(nullptr) : json(v.loosened_card)},
       // KernelBench's names, as its reward code reads them. runtime stays null (never -1)
       // until bench measures it, so "not measured" cannot be mistaken for a time.
       {"compiled", v.compiled},

@@ -415,7 +415,9 @@ TEST(Serve, AProblemLooserThanItsCardIsASpecErrorUnlessLooseningIsAllowed) {
   const std::string request =
       json{{"id", 1}, {"problem", dir.string()}, {"candidate", (dir / "solutions/warp_shuffle.cu").string()}}
           .dump() + "\n";
-  EXPECT_EQ(answers_to(request).at(0)["verdict"]["outcome"], "PASS");
+  const json first = answers_to(request).at(0);
+  EXPECT_EQ(first["verdict"]["outcome"], "PASS");
+  EXPECT_TRUE(first["verdict"]["loosened_card"].is_null()) << first.dump();
   // softmax judges by relative (k = 16 for f32): a card recording relative(4) is tighter.
   std::ofstream(dir / "card.toml") << "[[output]]\nname = \"y\"\npolicy = \"relative(4)\"\n";
   const json refused = answers_to(request).at(0);
@@ -426,7 +428,12 @@ TEST(Serve, AProblemLooserThanItsCardIsASpecErrorUnlessLooseningIsAllowed) {
       << message;
   ServeOptions loosened = host_serve_options();
   loosened.allow_loosen = true;
-  EXPECT_EQ(answers_to(request, loosened).at(0)["verdict"]["outcome"], "PASS");
+  const json allowed = answers_to(request, loosened).at(0);
+  EXPECT_EQ(allowed["verdict"]["outcome"], "PASS");
+  // ... and says so: a score made past its card must not pass for one the card allows.
+  const std::string why = allowed["verdict"]["loosened_card"];
+  EXPECT_NE(why.find("output 'y': the policy 'relative' is looser than 'relative(4)'"),
+            std::string::npos) << why;
   fs::remove_all(dir.parent_path());
 }
 

@@ -236,6 +236,19 @@ TEST(Console, NanWhereANumberIsExpectedIsExplainedNotTabulated) {
   EXPECT_FALSE(contains(s, "p99.9")) << s;
 }
 
+// A verdict judged under --allow-loosen says so on the console and in JSON; one whose card
+// agrees says nothing there and null.
+TEST(Console, ALoosenedCardIsNamed) {
+  Verdict v = passing_verdict();
+  EXPECT_FALSE(contains(console(v), "LOOSENED"));
+  EXPECT_TRUE(nlohmann::json::parse(to_json(v).dump())["loosened_card"].is_null());
+  v.loosened_card = "output 'y': the policy 'relative(64)' is looser than 'relative'";
+  EXPECT_TRUE(contains(console(v), "LOOSENED (--allow-loosen): output 'y': the policy "
+                                   "'relative(64)' is looser than 'relative'\n"))
+      << console(v);
+  EXPECT_EQ(nlohmann::json::parse(to_json(v).dump())["loosened_card"], v.loosened_card);
+}
+
 TEST(Console, FailNamesTheCaseAndShowsTheEvidence) {
   const std::string s = console(failing_verdict());
   EXPECT_EQ(first_line(s), "FAIL(mismatch) softmax: case 1a2b3c4d:public0:1:id");
