@@ -76,7 +76,11 @@ def _exit_with_the_judge() -> None:
     """A judge killed while its candidate spins must not leave the candidate running (the pipe's
     end tells a worker only when it next reads). The judge's deadline timer dies with the judge,
     so the worker watches its parent itself; PR_SET_PDEATHSIG would fire when the judge's
-    thread that started it ends, which a judge's worker pool does between checks."""
+    thread that started it ends, which a judge's worker pool does between checks. A confined
+    worker (the first process of its PID namespace) needs no watch: the process outside the
+    namespace, the one the judge started, watches the judge and takes the namespace with it."""
+    if os.getpid() == 1:
+        return
     judge = os.getppid()
 
     def watch() -> None:
@@ -92,8 +96,7 @@ def _confine(hello: dict) -> str:
         return ""
     from kjudge import _sandbox
     return _sandbox.confine(hello["readable"], hello["writable"],
-                            memory_bytes=hello.get("memory_bytes", 0),
-                            shm_bytes=hello.get("shm_bytes", 64 << 20))
+                            memory_bytes=hello.get("memory_bytes", 0))
 
 
 def _exception_text(e: BaseException) -> str:
