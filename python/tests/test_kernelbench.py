@@ -154,6 +154,9 @@ def test_the_json_verdict_carries_kernelbench_fields_and_a_bench(capsys):
     # What the candidate's process could blind, named; the rest was decided in the judge.
     assert v["checks_in_worker"] == ["forbidden_op", "output_reused", "side_stream",
                                      "decoy_kernel", "runtime"]
+    # Of those, what the candidate's Python could reach (no kernels on the CPU, no record).
+    assert v["checks_in_python"] == ["forbidden_op", "output_reused", "runtime"]
+    assert v["launches"]["kernel_record"] is None
     assert v["runtime_stats"]["decided_by"] in ("worker_events", "judge_clock")
 
 

@@ -40,8 +40,8 @@ def candidate(tmp_path, preamble: str, body: str = "        pass") -> str:
     return str(path)
 
 
-def judge(path: str, **settings) -> dict:
-    with evaluate.Evaluator(Settings(device="cpu", run_timeout=30.0, **settings)) as e:
+def judge(path: str, device: str = "cpu", **settings) -> dict:
+    with evaluate.Evaluator(Settings(device=device, run_timeout=30.0, **settings)) as e:
         return e.check(SCALED_SUM, path)
 
 
@@ -107,6 +107,78 @@ def test_an_input_changed_in_place_is_seen_by_the_judge(tmp_path, no_scan):
     """, "        x[0, 0] = 0.0")
     v = judge(path)
     assert (v["outcome"], v["reason"]) == ("FAIL", "input_modified"), v["message"]
+
+
+# Through the scan as it stands: the stream class fetched by a name built at run time, and
+# torch's profiler blinded from Python (its result object replaced by one that reports every
+# kernel on the first kernel's stream, the judge's marker's).
+BLINDED_SIDE_STREAM = """
+    import torch.autograd.profiler as _ap
+
+    _real_disable = _ap._disable_profiler
+
+
+    class _Event:
+        def __init__(self, event, stream):
+            self._event, self._stream = event, stream
+
+        def __getattr__(self, name):
+            return getattr(self._event, name)
+
+        def device_resource_id(self):
+            return self._stream
+
+
+    class _Result:
+        def __init__(self, result):
+            self._result = result
+
+        def __getattr__(self, name):
+            return getattr(self._result, name)
+
+        def events(self):
+            events = self._result.events()
+            on_device = [e for e in events if e.device_type() == torch.autograd.DeviceType.CUDA]
+            first = min(on_device, key=lambda e: e.start_ns()).device_resource_id() \
+                if on_device else 0
+            return [_Event(e, first) if e.device_type() == torch.autograd.DeviceType.CUDA else e
+                    for e in events]
+
+
+    _ap._disable_profiler = lambda: _Result(_real_disable())
+    _make_queue = getattr(torch.cuda, "Str" + "eam")
+    _run_on = getattr(torch.cuda, "str" + "eam")
+    _side = []
+"""
+BLINDED_SIDE_STREAM_BODY = """\
+        if not _side:
+            _side.append(_make_queue(device=x.device))
+        _side[0].wait_stream(torch.cuda.current_stream(x.device))
+        with _run_on(_side[0]):
+            out = torch.sum(x, dim=1) * self.scale
+        torch.cuda.current_stream(x.device).wait_stream(_side[0])
+        return out"""
+
+
+def test_kernels_hidden_from_the_profilers_record_are_in_cuptis(tmp_path):
+    """The whole forward on a stream of its own, and torch's profiler record rewritten from
+    Python to show every kernel on the current stream: CUPTI's record, read in native code, is
+    not rewritten (defence off, kernel_record "torch.profiler": PASS, and the verdict names the
+    check among those the candidate's Python could reach)."""
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    path = candidate(tmp_path, BLINDED_SIDE_STREAM, BLINDED_SIDE_STREAM_BODY)
+    assert scan.forbidden_constructs(open(path).read()) == []
+    blinded = judge(path, device="cuda:0", kernel_record="torch.profiler")
+    assert (blinded["outcome"], blinded["launches"]["kernel_record"]) == \
+        ("PASS", "torch.profiler"), blinded["message"]
+    assert "side_stream" in blinded["checks_in_python"]
+    assert "kernel_record=torch.profiler" in blinded["defences_off"]
+    v = judge(path, device="cuda:0")
+    assert (v["outcome"], v["reason"]) == ("FAIL", "side_stream"), v["message"]
+    assert v["launches"]["kernel_record"] == "cupti", v["launches"]
+    assert v["checks_in_python"] == ["forbidden_op", "output_reused", "runtime"]
+    assert v["defences_off"] == []
 
 
 # ---- timing ------------------------------------------------------------------------------------
@@ -315,6 +387,15 @@ def test_a_candidate_over_the_memory_cap_fails(tmp_path):
     path = candidate(tmp_path, "", "        held = torch.ones(1 << 30)  # 4 GiB of float32")
     v = judge(path, memory_limit_bytes=2 << 30)
     assert (v["outcome"], v["reason"]) == ("FAIL", "runtime_error")
+
+
+def test_a_candidate_over_the_size_limit_is_its_fail(tmp_path):
+    """8 MiB and one byte of comment: the candidate's FAIL(compile_error), decided before the
+    scan reads it (defence off: the judge reads, scans and ships it all)."""
+    path = candidate(tmp_path, "#" + "x" * evaluate.MAX_CANDIDATE_BYTES + "\n")
+    v = judge(path)
+    assert (v["outcome"], v["reason"]) == ("FAIL", "compile_error"), v["message"]
+    assert v["message"].startswith("the candidate's source is ")
 
 
 # ---- the scan ----------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ class Worker:
     `load` hands it the candidate; `request` asks for one step."""
 
     def __init__(self, device: str, *, confine: bool = True, require_confinement: bool = True,
-                 memory_bytes: int = 0):
+                 memory_bytes: int = 0, kernel_record: str = "cupti"):
         self.folder = tempfile.mkdtemp(prefix="kjudge-kernelbench-")
         self.device = device
         self.confinement = ""
@@ -56,7 +56,7 @@ class Worker:
         readable, writable = confinement_paths(self.folder)
         self._send({"device": device, "confine": confine, "readable": readable,
                     "writable": writable, "require_confinement": require_confinement,
-                    "memory_bytes": memory_bytes})
+                    "memory_bytes": memory_bytes, "kernel_record": kernel_record})
         self._confine_required = require_confinement
 
     def start(self, timeout: float = 120.0) -> str:

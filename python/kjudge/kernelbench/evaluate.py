@@ -20,12 +20,20 @@ from kjudge.kernelbench.problem import Problem, ProblemError, build_model, load_
     make_cases, make_input_sets, make_recorded_case, precise_math
 from kjudge.kernelbench.timing import summary, time_calls, valid_times
 
-# The checks whose evidence is gathered in the candidate's own process (its Python and native
-# code could blind them; docs/kernelbench.md says how far): the verdict lists them beside
-# trust = "python". Everything else (values, inputs, deadlines, the reference's time, the bound
-# on the runtime) is decided in the judge. "runtime": the worker's events, bounded by the
-# judge's clock.
+# The checks whose evidence is gathered in the candidate's own process (its native code could
+# blind them; docs/kernelbench.md says how far): the verdict lists them beside trust =
+# "python". Everything else (values, inputs, deadlines, the reference's time, the bound on the
+# runtime) is decided in the judge. "runtime": the worker's events, bounded by the judge's clock.
 CHECKS_IN_WORKER = ("forbidden_op", "output_reused", "side_stream", "decoy_kernel", "runtime")
+# Those of them whose evidence passes through Python objects the candidate's Python could
+# replace. side_stream and decoy_kernel join them where the kernels were not recorded by CUPTI
+# in native code (kjudge._kernel_record) but by torch's profiler.
+_CHECKS_IN_PYTHON = ("forbidden_op", "output_reused", "runtime")
+_KERNEL_RECORD_CHECKS = ("side_stream", "decoy_kernel")
+
+# The most bytes a candidate's source may have (kj::kMaxCandidateBytes, the native judge's): a
+# larger one is its FAIL(compile_error) before the scan reads it.
+MAX_CANDIDATE_BYTES = 8 << 20
 
 # What a worker's answer may name as the reason of a FAIL (worker.py).
 _WORKER_REASONS = {"compile_error", "runtime_error", "wrong_type"}
@@ -52,6 +60,10 @@ class Settings:
     confine: bool = True
     require_confinement: bool = True
     memory_limit_bytes: int = 32 << 30    # the worker's data memory (RLIMIT_DATA); 0: none
+    # "cupti": the device kernels recorded by CUPTI in native code where the worker can open it
+    # (else torch's profiler's record, which the verdict says); "torch.profiler": the profiler's
+    # record only, a defence off (the tests' way to show what CUPTI's record adds).
+    kernel_record: str = "cupti"
     defences_off: list[str] = field(default_factory=list)  # the options that turned one off
 
 
@@ -76,6 +88,12 @@ class Evaluator:
                 from None
         verdict = _Verdict(problem_path, candidate_path, self.settings.policy)
         verdict.defences_off = list(self.settings.defences_off)
+        if len(source.encode()) > MAX_CANDIDATE_BYTES:
+            verdict.fail("compile_error", f"the candidate's source is {len(source.encode())} "
+                         f"bytes, over the {MAX_CANDIDATE_BYTES} a candidate may have")
+            return verdict.finish(began)
+        if self.settings.kernel_record != "cupti":
+            verdict.defences_off.append(f"kernel_record={self.settings.kernel_record}")
         refused = scan.forbidden_constructs(source)
         if refused:
             verdict.fail("forbidden_construct", "; ".join(map(str, refused[:3])))
@@ -228,9 +246,21 @@ class Evaluator:
                          "shows it)")
             return False
         launches = _launch_accounting(kernels, current, own)
+        launches["kernel_record"] = answer.get("kernel_record")
+        if answer.get("kernel_record_gap"):
+            launches["kernel_record_gap"] = str(answer["kernel_record_gap"])[:300]
         verdict.launches = launches
+        if current is None and launches["kernel_record"] is not None:
+            verdict.fail("side_stream", "the kernel record holds not even the judge's marker "
+                         "kernel: recording was switched off during the forward")
+            return False
         if current is None:
             return True  # the CPU: no device kernels to account for
+        dropped = answer.get("dropped", 0)
+        if not isinstance(dropped, int) or dropped:
+            verdict.fail("side_stream", f"the kernel record lost {dropped} kernel(s) of one "
+                         "forward (its buffers filled): their streams are unknown")
+            return False
         if launches["side_streams"]:
             verdict.fail("side_stream", f"kernels ran on stream(s) {launches['side_streams']}, "
                          f"not the current stream {current}: their time escapes the timed "
@@ -351,7 +381,7 @@ class Evaluator:
     def _new_worker(self) -> Worker:
         s = self.settings
         return Worker(self.device, confine=s.confine, require_confinement=s.require_confinement,
-                      memory_bytes=s.memory_limit_bytes)
+                      memory_bytes=s.memory_limit_bytes, kernel_record=s.kernel_record)
 
 
 @dataclass
@@ -512,6 +542,13 @@ class _Verdict:
         return self.compiled and bool(self.cases) and self.kernelbench_correct and \
             self.reason not in ("runtime_error", "timeout", "compile_error")
 
+    def checks_in_python(self) -> list[str]:
+        """The checks whose evidence a candidate's Python could reach: the kernel checks too
+        where torch's profiler, not CUPTI, recorded the kernels."""
+        profiler = self.launches.get("kernel_record") == "torch.profiler"
+        return [c for c in CHECKS_IN_WORKER
+                if c in _CHECKS_IN_PYTHON or (profiler and c in _KERNEL_RECORD_CHECKS)]
+
     def timed(self, candidate: dict, reference: dict) -> None:
         self.runtime, self.ref_runtime = candidate, reference
 
@@ -544,6 +581,7 @@ class _Verdict:
             "candidate": self.candidate,
             "trust": "python",
             "checks_in_worker": list(CHECKS_IN_WORKER),
+            "checks_in_python": self.checks_in_python(),
             # A verdict made with a defence off says so: a score must not pass for one made
             # with all of them.
             "defences_off": self.defences_off,

@@ -57,26 +57,41 @@ def compute_ops(counts: dict[str, int]) -> list[str]:
     return sorted(op for op in counts if op not in _PLUMBING)
 
 
-def profile_call(call, device) -> tuple[list[dict], object, dict[str, int]]:
-    """Runs `call` once under the profiler, after a marker kernel (a fill on the current stream)
-    on CUDA. Returns every device kernel after the marker as {"name", "stream", "us"}, the
-    marker's stream (None on the CPU, with no kernels), and the aten ops the profiler recorded
-    by overload packet ("aten._softmax": count). The profiler's op record is the dispatcher's
-    own (RecordFunction), apart from the dispatch mode OpRecorder pushes: a candidate that turns
-    Python dispatch off for a call hides its ops from one of them, not both."""
+def profile_call(call, device, kernel_record=None) -> dict:
+    """Runs `call` once under torch's profiler, after a marker kernel (a fill on the current
+    stream) on CUDA. Returns {"kernels": every device kernel after the marker as {"name",
+    "stream", "us"}, "current_stream": the marker's stream (None on the CPU, with no kernels),
+    "ops": the aten ops the profiler recorded by overload packet ("aten._softmax": count),
+    "kernel_record": which record saw the kernels, "dropped": kernels it lost}.
+
+    The kernels come from `kernel_record` (kjudge._kernel_record, CUPTI read in native code,
+    which a candidate's Python cannot rewrite) where the worker opened it, else from the
+    profiler's CUDA record (read through Python objects a candidate can replace). The profiler's
+    op record is the dispatcher's own (RecordFunction), apart from the dispatch mode OpRecorder
+    pushes: a candidate that turns Python dispatch off for a call hides its ops from one of
+    them, not both."""
     import torch
     cuda = device.type == "cuda"
+    native = cuda and kernel_record is not None
     activities = [torch.profiler.ProfilerActivity.CPU]
     if cuda:
         marker = torch.empty(1, device=device)
         torch.cuda.synchronize(device)
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
+        if not native:
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+    recorded, dropped = [], 0
     with torch.profiler.profile(activities=activities) as prof:
-        if cuda:
-            marker.fill_(7.0)
-        call()
-        if cuda:
-            torch.cuda.synchronize(device)
+        if native:
+            kernel_record.start()
+        try:
+            if cuda:
+                marker.fill_(7.0)
+            call()
+            if cuda:
+                torch.cuda.synchronize(device)
+        finally:
+            if native:
+                recorded, dropped = kernel_record.stop()
     kernels, ops = [], Counter()
     for e in prof.profiler.kineto_results.events():
         name = e.name()
@@ -84,14 +99,29 @@ def profile_call(call, device) -> tuple[list[dict], object, dict[str, int]]:
             if name.startswith("aten::"):
                 ops["aten." + name[len("aten::"):]] += 1
             continue
-        if name.startswith(("Memcpy", "Memset")):
+        if native or name.startswith(("Memcpy", "Memset")):
             continue
         kernels.append({"name": name, "stream": int(e.device_resource_id()),
                         "us": e.duration_ns() / 1e3, "start": e.start_ns()})
+    if native:
+        kernels = _native_kernels(recorded, device)
     kernels.sort(key=lambda k: k["start"])
+    profile = {"kernels": [], "current_stream": None, "ops": dict(ops),
+               "kernel_record": "cupti" if native else "torch.profiler" if cuda else None,
+               "dropped": dropped}
     if not cuda or not kernels:
-        return [], None, dict(ops)
-    current = kernels[0]["stream"]  # the marker: the first kernel of the window
+        return profile
     ops["aten.fill_"] -= 1  # the marker's own fill
-    return [{k: v for k, v in x.items() if k != "start"} for x in kernels[1:]], current, \
-        {op: n for op, n in ops.items() if n > 0}
+    profile.update(kernels=[{k: v for k, v in x.items() if k != "start"} for x in kernels[1:]],
+                   current_stream=kernels[0]["stream"],  # the marker: the window's first kernel
+                   ops={op: n for op, n in ops.items() if n > 0})
+    return profile
+
+
+def _native_kernels(recorded: list, device) -> list[dict]:
+    """CUPTI's records as the profiler's: a kernel on another device than the judged one is on a
+    stream of its own (the device in the id's upper bits), never the current stream."""
+    index = device.index or 0
+    return [{"name": name, "stream": stream if on == index else (on + 1) << 32 | stream,
+             "us": (end - start) / 1e3, "start": start}
+            for name, stream, on, start, end in recorded]
