@@ -146,7 +146,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   auto* http = serve->add_option("--http", into.serve.http,
                                  "serve over HTTP on [HOST:]PORT (host default 127.0.0.1)");
   serve->add_option("--token-file", into.serve.token_file,
-                    "HTTP: the bearer token every request must carry (needed off loopback)")
+                    "HTTP: the bearer token every request must carry (required)")
       ->needs(http);
   serve->add_option("--max-idle", into.serve.max_idle, "HTTP: stop after S seconds without a request")
       ->check(CLI::Range(0.0, 1e9))
@@ -174,6 +174,8 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   run->add_option("--backend", r.backend, "where kernels run: auto, cuda, host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   run->add_option("--cache", r.cache, "the NVRTC cache folder");
+  run->add_option("--secret-file", r.secret_file,
+                  "the secret hidden shapes are drawn with (also $KJUDGE_SECRET)");
   run->add_option("--runs", r.runs, "host backend: timed runs per case (default 10)")
       ->check(CLI::Range(1, 1000));
   run->add_flag("--all-cases", r.all_cases,

@@ -144,6 +144,7 @@ struct RunArgs {
   bool all_cases = false;              // judge every case of a failing sample
   std::string ray;                     // a Ray cluster's address ("local": one started here)
   int actors = 0;                      // its judges (0: kjudge.ray's default)
+  std::string secret_file;             // the secret hidden shapes are drawn with
 };
 
 struct MergeArgs {

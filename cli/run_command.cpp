@@ -59,6 +59,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   o.judge.defaults.cache_dir = a.cache.empty() ? default_cache_dir() : fs::path(a.cache);
   o.judge.defaults.case_cache_dir = case_cache_dir_of("");
   o.judge.defaults.self_exe = self_executable();
+  o.judge.defaults.cases.secret = read_secret(a.secret_file);
   o.judge.devices = a.devices;
   o.judge.jobs = a.jobs;
   const auto kernelbench = std::count_if(s.problems.begin(), s.problems.end(),
@@ -74,6 +75,12 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     if (a.backend == "host") o.judge_command.insert(o.judge_command.end(), {"--device", "cpu"});
   }
   if (!a.ray.empty()) {
+    // The secret stays on this machine: Ray's judges are other machines' processes.
+    if (o.judge.defaults.cases.secret)
+      throw SpecError({a.secret_file.empty() ? "KJUDGE_SECRET" : a.secret_file, "--secret-file",
+                       0, 0},
+                      "hidden shapes drawn with a secret are judged here, not on Ray: the secret "
+                      "would travel to the cluster's nodes");
     const char* python = std::getenv("KJUDGE_PYTHON");
     o.judge_command = {python && *python ? python : "python3", "-m", "kjudge.ray", "--address",
                        a.ray, "--backend", a.backend, "--kjudge", self_executable().string()};

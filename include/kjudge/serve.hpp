@@ -7,6 +7,7 @@
 // (JudgePool) also serve `kjudge run` and the same requests over HTTP (serve_http).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -124,15 +125,21 @@ int serve(std::istream& in, std::ostream& out, ServeOptions options);
 // side by side) and answers as the JSON Lines protocol does; GET /v1/health and /v1/metrics
 // (Prometheus text). Bound to 127.0.0.1 unless told; another address needs a token, which every
 // request but /v1/health must then carry as "Authorization: Bearer TOKEN".
+// `serve --http`'s bounds: a larger body or batch is a 413. Connections wait for one of
+// cpp-httplib's fixed pool of threads, each of which waits for its requests' answers, judged by
+// serve's judges (no thread per request).
+inline constexpr std::size_t kHttpMaxBodyBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kHttpMaxBatch = 1024;
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;               // 0: any free port (`listening` is told which)
-  std::string token;             // empty: none required (loopback only)
+  std::string token;             // required: every request carries it
   double max_idle_s = 0;         // > 0: stop after this long without a request
   std::function<void(int port)> listening;
 };
-// Serves until stopped (max_idle_s) and returns 0; a non-loopback address without a token or a
-// port it cannot bind is a SpecError.
+// Serves until stopped (max_idle_s) and returns 0; no token or a port it cannot bind is a
+// SpecError.
 int serve_http(const HttpOptions& http, const ServeOptions& options);
 
 } // namespace kj

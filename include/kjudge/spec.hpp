@@ -359,6 +359,11 @@ struct Candidate {
   std::vector<Precondition> requirements;  // `requires = [...]` in the front-matter
 };
 
+// The most bytes a candidate's source may have: a larger one is its FAIL(compile_error) before
+// anything runs (kj::check), never a message too large for the worker's protocol (64 MiB) and
+// so the judge's ERROR. Generated kernels are a few KiB; the largest bundled one is under 20.
+inline constexpr std::size_t kMaxCandidateBytes = 8u << 20;
+
 // Read a candidate file and check its front-matter against the problem.
 Candidate load_candidate(const std::filesystem::path& file, const Problem& problem);
 

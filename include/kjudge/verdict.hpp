@@ -305,9 +305,12 @@ struct Provenance {
   std::string sm_clock_source;
 };
 
-// Host backend: which lines of the candidate's source its runs reached (the compiler's coverage
-// instrumentation). A passing host verdict whose lines did not all run is weaker: its
-// `confidence` is the fraction that ran.
+// Host backend: how much of the candidate and of the problem's scale its runs reached. Which
+// lines of the candidate's source ran (the compiler's coverage instrumentation), and how large
+// its cases were against the problem's own public and hidden shapes, which the host's smaller
+// ones stand in for. A passing host verdict is weaker by both: its `confidence` is the fraction
+// of lines that ran times `scale_reached`, so a kernel wrong only at the problem's sizes never
+// passes on the host with confidence 1.
 struct LinesRun {
   bool measured = false;
   std::string not_measured;               // why, when not measured
@@ -315,10 +318,15 @@ struct LinesRun {
   std::vector<unsigned> unrun;            // of them, those no run reached (ascending)
   std::vector<std::string> added_cases;   // larger cases run to reach them
   std::string stopped;                    // why no more were added while lines stayed unrun
+  // log(the largest case run's work) / log(the largest public or hidden case's work), at most 1
+  // (a case's work: the product of its dims, at least its largest tensor's elements).
+  double scale_reached = 1.0;
   double confidence() const {
-    return !measured || lines == 0 ? 1.0
+    const double lines_share = !measured || lines == 0
+                                   ? 1.0
                                    : static_cast<double>(lines - unrun.size()) /
                                          static_cast<double>(lines);
+    return lines_share * scale_reached;
   }
 };
 

@@ -1,7 +1,7 @@
 """`kjudge serve --http` on loopback with the host backend: one request and a batch answered as
 the JSON Lines protocol answers them, requests from several connections at once, health and
-metrics, a body that is not JSON, the bearer token, and the refusal of a non-loopback address
-without one. Every server is bound to 127.0.0.1 and stops by itself (--max-idle)."""
+metrics, a body that is not JSON, the bearer token (required, on loopback too), and the bounds on
+bodies and batches. Every server is bound to 127.0.0.1 and stops by itself (--max-idle)."""
 import concurrent.futures
 import json
 import re
@@ -20,19 +20,25 @@ BASIC = str(ROOT / "problems" / "vector_add" / "solutions" / "basic.cu")
 OFF_BY_ONE = str(ROOT / "problems" / "vector_add" / "traps" / "off_by_one.cu")
 
 
+TOKEN = "a-token-of-32-characters-or-so.."
+
+
 class Server:
-    def __init__(self, *extra: str, max_idle: float = 60):
+    def __init__(self, token_file, *extra: str, max_idle: float = 60):
         self.process = subprocess.Popen(
             [find_binary(), "serve", "--backend", "host", "--http", "127.0.0.1:0", "--max-idle",
-             str(max_idle), "--jobs", "2", *extra], stderr=subprocess.PIPE, text=True)
+             str(max_idle), "--jobs", "2", "--token-file", str(token_file), *extra],
+            stderr=subprocess.PIPE, text=True)
         line = self.process.stderr.readline()
         match = re.search(r"listening on (http://\S+)", line)
         assert match, line
         self.url = match[1]
 
-    def call(self, path: str, body=None, token=None):
+    def call(self, path: str, body=None, token=TOKEN):
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        request = urllib.request.Request(self.url + path, data=data)
+        # JSON's own type: cpp-httplib refuses a form-encoded body past 8 KiB.
+        request = urllib.request.Request(self.url + path, data=data,
+                                         headers={"Content-Type": "application/json"})
         if token:
             request.add_header("Authorization", f"Bearer {token}")
         try:
@@ -47,8 +53,15 @@ class Server:
 
 
 @pytest.fixture
-def server():
-    s = Server()
+def token_file(tmp_path):
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    return path
+
+
+@pytest.fixture
+def server(token_file):
+    s = Server(token_file)
     yield s
     s.stop()
 
@@ -79,27 +92,37 @@ def test_requests_batches_and_metrics(server):
     assert 'kjudge_answers_total{outcome="error:bad_request"} 1' in metrics
 
 
-def test_a_token_is_required_when_given(tmp_path):
-    token = tmp_path / "token"
-    token.write_text("a-token-of-32-characters-or-so..\n")
-    s = Server("--token-file", str(token))
-    try:
-        assert s.call("/v1/judge", check(BASIC, 1))[0] == 401
-        assert s.call("/v1/metrics")[0] == 401
-        assert s.call("/v1/health")[0] == 200
-        status, text = s.call("/v1/judge", check(BASIC, 1), token="a-token-of-32-characters-or-so..")
-        assert status == 200 and json.loads(text)["verdict"]["outcome"] == "PASS"
-    finally:
-        s.stop()
+def test_a_token_is_required(server):
+    assert server.call("/v1/judge", check(BASIC, 1), token=None)[0] == 401
+    assert server.call("/v1/judge", check(BASIC, 1), token="a-wrong-token-of-32-characters..")[0] \
+        == 401
+    assert server.call("/v1/metrics", token=None)[0] == 401
+    assert server.call("/v1/health", token=None)[0] == 200
+    status, text = server.call("/v1/judge", check(BASIC, 1))
+    assert status == 200 and json.loads(text)["verdict"]["outcome"] == "PASS"
 
 
-def test_another_address_needs_a_token():
-    done = subprocess.run([find_binary(), "serve", "--http", "0.0.0.0:0", "--max-idle", "1"],
+@pytest.mark.parametrize("address", ["127.0.0.1:0", "0.0.0.0:0"])
+def test_no_server_starts_without_a_token(address):
+    """On loopback too: any local user could otherwise have the judge build and run their
+    problem's reference (defence off: it listens, and answers anyone)."""
+    done = subprocess.run([find_binary(), "serve", "--http", address, "--max-idle", "1"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert "not a loopback address: give --token-file" in done.stderr
+    assert "give --token-file" in done.stderr
 
 
-def test_the_server_stops_by_itself_when_idle():
-    s = Server(max_idle=1)
+def test_a_batch_or_body_past_the_bounds_is_refused(server):
+    """60,000 requests in one batch once started a thread each, and nothing else on the machine
+    could fork (defence off: the batch is judged); a body past 64 MiB is not read."""
+    status, text = server.call("/v1/judge", [{"op": "check"}] * 1025)
+    assert status == 413
+    assert json.loads(text)["error"]["message"] == "a batch of 1025 requests: at most 1024"
+    status, _ = server.call("/v1/judge", b" " * ((64 << 20) + 1))
+    assert status == 413
+    assert json.loads(server.call("/v1/health")[1])["answered"] == 0
+
+
+def test_the_server_stops_by_itself_when_idle(token_file):
+    s = Server(token_file, max_idle=1)
     assert s.process.wait(timeout=30) == 0

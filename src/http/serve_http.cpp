@@ -1,14 +1,16 @@
 // kj::serve_http (kjudge/serve.hpp): `kjudge serve --http`, the JSON Lines protocol's requests
 // and answers over HTTP for trainers that expect an endpoint. cpp-httplib (Debian's) parses HTTP
-// and runs each connection on its thread pool; each request goes to serve's JudgePool and the
-// handler waits for its answer. Loopback by default; any other address needs a token.
-#include <arpa/inet.h>
-
+// and runs each connection on its fixed thread pool; each request goes to serve's JudgePool and
+// the handler waits for its answers, with no thread of its own per request. Every request needs
+// the token, on loopback too: on a machine others log into, any local user could otherwise have
+// kjudge build and run their problem's reference. Bodies and batches are bounded (413).
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -23,12 +25,8 @@ using nlohmann::json;
 
 namespace {
 
-bool is_loopback(const std::string& host) {
-  if (host == "localhost") return true;
-  in_addr v4{};
-  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+std::string error_body(std::string_view kind, const std::string& message) {
+  return nlohmann::json{{"id", nullptr}, {"error", {{"kind", kind}, {"message", message}}}}.dump();
 }
 
 // What /v1/metrics counts (Prometheus text format).
@@ -63,44 +61,47 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 } // namespace
 
 int serve_http(const HttpOptions& http, const ServeOptions& options) {
-  if (!is_loopback(http.host) && http.token.empty())
+  if (http.token.empty())
     throw SpecError({"--http", "", 0, 0},
-                    fmt::format("{} is not a loopback address: give --token-file, a token every "
-                                "request must carry (Authorization: Bearer TOKEN)",
-                                http.host));
+                    "give --token-file, a token every request must carry (Authorization: Bearer "
+                    "TOKEN): without one, any user of this machine could have kjudge build and run "
+                    "their problem's reference, on loopback too");
   JudgePool pool(options);
   Metrics metrics;
   std::atomic<long> place{0};
   std::atomic<std::int64_t> last_seen{std::chrono::steady_clock::now().time_since_epoch().count()};
   httplib::Server server;
-  server.set_payload_max_length(std::size_t{256} << 20);
+  server.set_payload_max_length(kHttpMaxBodyBytes); // larger: 413 from cpp-httplib
 
   auto authorized = [&](const httplib::Request& req, httplib::Response& res) {
     last_seen = std::chrono::steady_clock::now().time_since_epoch().count();
-    if (http.token.empty() || req.get_header_value("Authorization") == "Bearer " + http.token)
-      return true;
+    if (req.get_header_value("Authorization") == "Bearer " + http.token) return true;
     res.status = 401;
-    res.set_content(R"({"error": {"kind": "unauthorized", "message": "a bearer token is required"}})",
-                    "application/json");
+    res.set_content(error_body("unauthorized", "a bearer token is required"), "application/json");
     return false;
   };
-  // One request object judged: its answer, exactly as a JSON Lines answer.
-  auto judge = [&](std::string text) {
-    std::promise<json> answer;
-    std::future<json> ready = answer.get_future();
+  // One request object submitted to the judges: its answer, exactly as a JSON Lines answer,
+  // when the future is ready. No thread waits per request: the judges' own threads answer.
+  auto submit = [&](std::string text) {
+    auto answer = std::make_shared<std::promise<json>>();
+    std::future<json> ready = answer->get_future();
     {
       const std::lock_guard<std::mutex> lock(metrics.mutex);
       ++metrics.in_flight;
     }
     const auto began = std::chrono::steady_clock::now();
-    pool.submit({place++, 1, std::move(text)}, [&answer](long, json a) { answer.set_value(std::move(a)); });
-    json a = ready.get();
-    const std::lock_guard<std::mutex> lock(metrics.mutex);
-    --metrics.in_flight;
-    ++metrics.requests;
-    ++metrics.answers[outcome_label(a)];
-    metrics.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    return a;
+    pool.submit({place++, 1, std::move(text)}, [&metrics, answer, began](long, json a) {
+      {
+        const std::lock_guard<std::mutex> lock(metrics.mutex);
+        --metrics.in_flight;
+        ++metrics.requests;
+        ++metrics.answers[outcome_label(a)];
+        metrics.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      }
+      answer->set_value(std::move(a));
+    });
+    return ready;
   };
 
   server.Post("/v1/judge", [&](const httplib::Request& req, httplib::Response& res) {
@@ -110,18 +111,24 @@ int serve_http(const HttpOptions& http, const ServeOptions& options) {
       body = json::parse(req.body);
     } catch (const json::parse_error& e) {
       res.status = 400;
-      res.set_content(dump({{"id", nullptr},
-                            {"error", {{"kind", "bad_request"}, {"message", fmt::format("not JSON: {}", e.what())}}}}),
+      res.set_content(error_body("bad_request", fmt::format("not JSON: {}", e.what())),
                       "application/json");
       return;
     }
     if (!body.is_array()) {
-      res.set_content(dump(judge(dump(body))), "application/json");
+      res.set_content(dump(submit(dump(body)).get()), "application/json");
+      return;
+    }
+    if (body.size() > kHttpMaxBatch) {
+      res.status = 413;
+      res.set_content(error_body("bad_request", fmt::format("a batch of {} requests: at most {}",
+                                                            body.size(), kHttpMaxBatch)),
+                      "application/json");
       return;
     }
     // A batch: its requests judged side by side, the answers in the batch's order.
     std::vector<std::future<json>> answers;
-    for (const json& r : body) answers.push_back(std::async(std::launch::async, judge, dump(r)));
+    for (const json& r : body) answers.push_back(submit(dump(r)));
     json out = json::array();
     for (auto& a : answers) out.push_back(a.get());
     res.set_content(dump(out), "application/json");

@@ -265,8 +265,13 @@ StartedKernels start_kernels(CheckBackend& backend, const CheckSettings& setting
     return k.candidate->start();
   }();
   if (failed) {
-    k.early_end = failed->unsupported ? draft.skipped(failed->message)
-                                      : draft.failed_early(failed->reason, failed->message);
+    // What the host backend cannot run in a candidate is refused, never a SKIP: a SKIP carries
+    // no penalty, so one dead asm line would turn any wrong kernel's FAIL into it.
+    k.early_end = failed->unsupported
+                      ? draft.failed_early(Reason::forbidden_construct,
+                                           failed->message + " (the host backend cannot judge "
+                                                             "it; a GPU can: --backend cuda)")
+                      : draft.failed_early(failed->reason, failed->message);
     return k;
   }
   if (!settings.asked.against) return k;
@@ -406,6 +411,12 @@ Verdict check(const Problem& problem, const Candidate& candidate, const CheckOpt
   const PhaseTrace::Scope whole_check(trace, "check (all of it)");
   VerdictDraft draft(problem, candidate, options);
   Verdict& v = draft.v;
+  if (candidate.source.text.size() > kMaxCandidateBytes) {
+    return draft.failed_early(Reason::compile_error,
+                              fmt::format("the candidate's source is {} bytes, over the {} a "
+                                          "candidate may have",
+                                          candidate.source.text.size(), kMaxCandidateBytes));
+  }
   CheckSettings settings{options};
   settings.trace = &trace;
   std::string why;

@@ -298,6 +298,16 @@ RunOutcome failed_run(const Reply& reply, const RunOutcome& planned, const Candi
     break;
   }
   }
+  // On the host backend the candidate is native code in the worker's own process, so it can
+  // write to the judge's channel: whatever that worker answers that would be kjudge's fault (a
+  // reply off the protocol, "internal", memory the judge's run did not fit) may be forged, and is
+  // the candidate's FAIL. A CUDA worker runs no code of the candidate's on its host side.
+  if (settings.backend == Backend::host && out.reason == Reason::internal) {
+    out.reason = Reason::crash;
+    out.message = fmt::format("the host worker, which runs the candidate's code, answered what "
+                              "the worker itself never does ({}): the candidate's fault",
+                              out.message);
+  }
   return out;
 }
 

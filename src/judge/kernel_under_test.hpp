@@ -34,8 +34,8 @@ namespace kj::judge {
 struct StartFailure {
   Reason reason = Reason::internal;
   std::string message;
-  // The host backend cannot run this kernel ("unsupported on host backend: ..."): no verdict on
-  // the candidate, a SKIP.
+  // The host backend cannot run this kernel ("unsupported on host backend: ..."): the
+  // candidate's FAIL(forbidden_construct), the --against kernel's SKIP.
   bool unsupported = false;
 };
 

@@ -270,8 +270,13 @@ private:
     out_ << '\n';
   }
 
-  // Host coverage: a passing host verdict is only as strong as the lines its cases ran.
+  // Host coverage: a passing host verdict is only as strong as the lines its cases ran and the
+  // scale they reached.
   void print_lines_run(const LinesRun& r, const std::string& candidate) {
+    if (r.scale_reached < 1)
+      out_ << fmt::format("scale: the host cases reached {:.2f} of the problem's own shapes (log "
+                          "of their work); this host verdict is weaker (confidence {:.2f})\n",
+                          r.scale_reached, r.confidence());
     if (!r.measured) {
       out_ << "coverage: not measured: " << r.not_measured << '\n';
       return;

@@ -55,6 +55,7 @@ json lines_run_json(const std::optional<LinesRun>& r) {
           {"unrun", r->unrun},
           {"added_cases", r->added_cases},
           {"stopped", r->stopped.empty() ? json(nullptr) : json(r->stopped)},
+          {"scale_reached", json_number(r->scale_reached)},
           {"confidence", json_number(r->confidence())}};
 }
 
@@ -463,7 +464,7 @@ json to_json(const Verdict& v, const ReportOptions& options) {
         {"log_error_ratio", optional_number(worst_ratio)},
         {"speedup", optional_number(speedup)},
         // How far the verdict is to be trusted: 1, or on the host the fraction of the
-        // candidate's lines that its cases ran.
+        // candidate's lines that its cases ran times the problem's scale they reached.
         {"confidence", json_number(v.lines_run ? v.lines_run->confidence() : 1.0)}}},
   };
 }

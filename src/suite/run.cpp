@@ -114,7 +114,9 @@ json result_line(const Sample& s, const Entry& e, const std::string& sha, const 
                  {"timer", at(v, {"timer"})}, {"hardware", at(v, {"metadata", "hardware"})},
                  {"backend", at(v, {"metadata", "backend"})},
                  {"problem_hash", at(v, {"manifest", "problem_hash"})},
-                 {"kjudge_version", at(v, {"manifest", "kjudge_version"})}});
+                 {"kjudge_version", at(v, {"manifest", "kjudge_version"})},
+                 // What was not judged, said: hidden shapes without a secret, a budget run out.
+                 {"skips", at(v, {"skips"}).is_array() ? v["skips"] : json::array()}});
     // The judge's own time for the sample (kjudge's verdict, or the adapter's): requests are
     // queued ahead, so a clock around the request would hold the wait. Split into the
     // candidate's start (compile), the check, and bench's timing.

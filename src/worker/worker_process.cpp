@@ -35,6 +35,21 @@ Clock::time_point deadline_after(double seconds) {
 
 namespace {
 
+// What of kjudge's environment the worker gets: what the CUDA driver and NVRTC read, the locale
+// and temporary folder, and what kjudge's own sanitizer and coverage builds read. Nothing else:
+// the worker runs the candidate, which could read any variable (a token, a secret, a cloud key)
+// and print it back in a verdict through its outputs.
+bool the_worker_needs(std::string_view entry) {
+  const std::string_view name = entry.substr(0, entry.find('='));
+  constexpr std::string_view exact[] = {"PATH",   "HOME",         "TMPDIR",           "LANG",
+                                        "TZ",     "KJUDGE_NVRTC", "LD_LIBRARY_PATH",  "LLVM_PROFILE_FILE"};
+  constexpr std::string_view prefixes[] = {"CUDA_", "NVIDIA_", "__NV_", "LC_", "GCOV_"};
+  if (std::find(std::begin(exact), std::end(exact), name) != std::end(exact)) return true;
+  for (std::string_view prefix : prefixes)
+    if (name.starts_with(prefix)) return true;
+  return name.ends_with("SAN_OPTIONS"); // ASAN_OPTIONS, UBSAN_OPTIONS, TSAN_OPTIONS, ...
+}
+
 std::string signal_name(int sig) {
   switch (sig) {
   case SIGSEGV:
@@ -135,11 +150,11 @@ WorkerProcess::WorkerProcess(std::vector<std::string> argv, const SpawnExtras& e
     args.push_back(a.data());
   args.push_back(nullptr);
   pid_t pid = -1;
-  // The worker runs the candidate: of kjudge's environment it gets all but the secret hidden
-  // shapes are drawn with (a library caller may have left it there; the CLI unsets it).
+  // The worker runs the candidate: of kjudge's environment it gets only what it needs (never
+  // KJUDGE_SECRET, which the secret hidden shapes are drawn with).
   std::vector<char*> environment;
   for (char** e = environ; *e != nullptr; ++e)
-    if (!std::string_view(*e).starts_with("KJUDGE_SECRET=")) environment.push_back(*e);
+    if (the_worker_needs(*e)) environment.push_back(*e);
   environment.push_back(nullptr);
   const int rc =
       ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environment.data());

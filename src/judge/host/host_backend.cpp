@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -221,6 +222,21 @@ double case_work(const Problem& problem, const Case& c) {
   return std::max(work, static_cast<double>(largest_case_elements(problem, {&c})));
 }
 
+// How far toward the problem's own scale cases of `largest_work` reach: log(largest_work) /
+// log(the largest public or hidden case's work), at most 1 (LinesRun::scale_reached).
+double scale_reached(const Problem& problem, const CaseOptions& options, double largest_work) {
+  CaseOptions named = options;
+  named.seeds = 1;
+  named.transforms = named.special_values = false;
+  named.include_hidden = true;
+  named.max_perturbed = 0;
+  double named_work = 1;
+  for (const Case& c : enumerate_cases(problem, named).cases)
+    named_work = std::max(named_work, case_work(problem, c));
+  if (largest_work >= named_work) return 1.0;
+  return std::clamp(std::log(std::max(largest_work, 1.0)) / std::log(named_work), 0.0, 1.0);
+}
+
 // The added cases get a quarter of the check's time budget, in wall time: each costs the oracle
 // (inputs, the f64 golden and the reference on the CPU) as well as the candidate, and a case is
 // only started when the slowest rate seen so far (wall seconds per unit of case_work, the host
@@ -228,6 +244,10 @@ double case_work(const Problem& problem, const Case& c) {
 void HostBackend::reach_unrun_lines(const CaseLoop& loop, const JudgedCases& judged,
                                     const std::vector<const Case*>& cases, Verdict& v) {
   LinesRun& r = v.lines_run.emplace();
+  double largest_work = 0;
+  for (const Case* c : cases)
+    largest_work = std::max(largest_work, case_work(problem_, *c));
+  r.scale_reached = scale_reached(problem_, settings_.asked.cases, largest_work);
   std::optional<LineCoverage> reached = loop.candidate.lines_reached(r.not_measured);
   if (!reached) return;
   r.measured = true;
@@ -259,6 +279,8 @@ void HostBackend::reach_unrun_lines(const CaseLoop& loop, const JudgedCases& jud
       return;
     }
     r.added_cases.push_back(c.id);
+    largest_work = std::max(largest_work, n);
+    r.scale_reached = scale_reached(problem_, settings_.asked.cases, largest_work);
     const bool passed = added.findings.front().pass();
     std::move(added.findings.begin(), added.findings.end(), std::back_inserter(v.cases));
     if (!passed) return; // the verdict is this case's now

@@ -219,10 +219,15 @@ std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
                                {"lowered", built_.lowered},
                                {"check_races", settings_.asked.race_detection}};
   const Reply reply = w.link->request(load, deadline_after(settings_.asked.startup_deadline_s));
-  if (reply.status != Reply::Status::ok)
-    return fail(fmt::format("the host worker did not load the {}: {}", role_,
-                            reply.status == Reply::Status::error ? reply.error.message
-                                                                 : reply.detail));
+  if (reply.status != Reply::Status::ok) {
+    // Loading runs the module's own code in the worker, which could answer anything: the
+    // kernel's crash, never kjudge's ERROR.
+    w.link.reset();
+    return StartFailure{Reason::crash,
+                        fmt::format("the host worker did not load the {}: {}", role_,
+                                    reply.status == Reply::Status::error ? reply.error.message
+                                                                         : reply.detail)};
+  }
   ++w.starts;
   return std::nullopt;
 }

@@ -169,7 +169,29 @@ TEST(HostCheck, TheFencedLastBlockDonePassesAndWithoutItsFenceIsARaceAtItsLines)
       << unfenced.message;
 }
 
-TEST(HostCheck, AConstructTheCpuCannotRunIsASkipNamingIt) {
+// A candidate past the size limit is its own FAIL before anything runs (the attack: 120 MB of
+// comment made a message too large for the worker's protocol, the judge's ERROR(internal)).
+TEST(HostCheck, ACandidateOverTheSizeLimitIsItsFail) {
+  const fs::path cand = write_candidate("kjudge_host_huge.cu", R"cu(
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) z[i] = x[i] + y[i];
+}
+// )cu" + std::string(kMaxCandidateBytes, 'x') + "\n");
+  const Verdict v = judge("vector_add", cand, host_options());
+  fs::remove(cand);
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::compile_error) << describe(v);
+  EXPECT_EQ(v.message.find("the candidate's source is "), 0u) << v.message;
+  EXPECT_NE(v.message.find(fmt::format("bytes, over the {} a candidate may have",
+                                       kMaxCandidateBytes)),
+            std::string::npos)
+      << v.message;
+}
+
+// A FAIL, never a SKIP: a SKIP carries no penalty, so a dead asm line would otherwise turn any
+// wrong kernel's FAIL into one.
+TEST(HostCheck, AConstructTheCpuCannotRunIsAFailNamingIt) {
   const fs::path cand = write_candidate("kjudge_host_asm.cu", R"cu(
 __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -178,18 +200,18 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
 }
 )cu");
   const Verdict v = judge("vector_add", cand, host_options());
-  EXPECT_EQ(v.outcome, Outcome::skip) << describe(v);
-  ASSERT_EQ(v.skips.size(), 1u) << describe(v);
-  EXPECT_NE(v.skips[0].find("unsupported on host backend: inline PTX (asm) at kjudge_host_asm.cu:11"),
-            std::string::npos)
-      << v.skips[0];
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::forbidden_construct) << describe(v);
+  EXPECT_TRUE(v.skips.empty()) << describe(v);
+  EXPECT_EQ(v.message, "unsupported on host backend: inline PTX (asm) at kjudge_host_asm.cu:11 "
+                       "(the host backend cannot judge it; a GPU can: --backend cuda)");
   EXPECT_TRUE(v.cases.empty());
 }
 
-// What NVRTC accepts and the host compiler refuses is the emulation's gap: a SKIP whose reason
+// What NVRTC accepts and the host compiler refuses is the emulation's gap: a FAIL whose message
 // is the host compiler's own error, named at the candidate's file and line, not the first lines
 // of its log.
-TEST(HostCheck, WhatOnlyTheHostCompilerRefusesIsASkipWithItsErrorAtTheCandidatesLine) {
+TEST(HostCheck, WhatOnlyTheHostCompilerRefusesIsAFailWithItsErrorAtTheCandidatesLine) {
   const fs::path cand = write_candidate("kjudge_host_gap.cu", R"cu(
 __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -198,15 +220,15 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
 }
 )cu");
   const Verdict v = judge("vector_add", cand, host_options());
-  EXPECT_EQ(v.outcome, Outcome::skip) << describe(v);
-  ASSERT_EQ(v.skips.size(), 1u) << describe(v);
-  EXPECT_NE(v.skips[0].find("unsupported on host backend: the host compiler refuses what NVRTC "
-                            "accepts: kjudge_host_gap.cu:11:22: error: "),
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::forbidden_construct) << describe(v);
+  EXPECT_NE(v.message.find("unsupported on host backend: the host compiler refuses what NVRTC "
+                           "accepts: kjudge_host_gap.cu:11:22: error: "),
             std::string::npos)
-      << v.skips[0];
-  EXPECT_NE(v.skips[0].find("error: '__byte_perm' was not declared in this scope"),
+      << v.message;
+  EXPECT_NE(v.message.find("error: '__byte_perm' was not declared in this scope"),
             std::string::npos)
-      << v.skips[0];
+      << v.message;
 }
 
 // A right answer that also counts its calls in a __device__ variable: state kept between
@@ -1101,8 +1123,11 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(j["reward"]["confidence"].get<double>(), 5.0 / 6.0);
 }
 
-// A kernel whose every line runs on the host shapes adds no case and keeps full confidence.
-TEST(HostCheck, AKernelWhoseLinesAllRunAddsNoCase) {
+// A kernel whose every line runs on the host shapes adds no case, and is as sure as the scale
+// its cases reached: vector_add's host shapes (N up to 20021) stand in for its public
+// N = 16777216, so no host PASS there has confidence 1 (the attack: a kernel wrong only for large N
+// passed on the host with confidence 1).
+TEST(HostCheck, AKernelWhoseLinesAllRunAddsNoCaseAndIsAsSureAsTheScaleReached) {
   const Verdict v = judge("vector_add", problems() / "vector_add/solutions/basic.cu", host_options());
   EXPECT_EQ(v.outcome, Outcome::pass) << describe(v);
   ASSERT_TRUE(v.lines_run.has_value());
@@ -1110,7 +1135,16 @@ TEST(HostCheck, AKernelWhoseLinesAllRunAddsNoCase) {
   EXPECT_TRUE(v.lines_run->unrun.empty());
   EXPECT_GT(v.lines_run->lines, 0u);
   EXPECT_TRUE(v.lines_run->added_cases.empty());
-  EXPECT_EQ(v.lines_run->confidence(), 1.0);
+  // The largest host case is host0 perturbed to N = 20021; the largest named one public0.
+  const double scale = std::log(20021.0) / std::log(16777216.0); // 0.595
+  EXPECT_DOUBLE_EQ(v.lines_run->scale_reached, scale);
+  EXPECT_DOUBLE_EQ(v.lines_run->confidence(), scale);
+  std::ostringstream console;
+  make_console_reporter(console)->report(v);
+  EXPECT_NE(console.str().find(fmt::format("scale: the host cases reached {:.2f} of the problem's "
+                                           "own shapes", scale)),
+            std::string::npos)
+      << console.str();
 }
 
 // A larger case the candidate's `requires` exclude is never added for coverage: bias_add with a

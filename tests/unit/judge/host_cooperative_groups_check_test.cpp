@@ -77,7 +77,7 @@ __global__ void row_sum_tiles(const float* __restrict__ x, float* __restrict__ y
   EXPECT_FALSE(v.cases.empty());
 }
 
-TEST(HostCheckCooperativeGroups, AGridBarrierIsASkipNamingIt) {
+TEST(HostCheckCooperativeGroups, AGridBarrierIsAFailNamingIt) {
   const Verdict v = judge("vector_add", "kjudge_host_cg_grid.cu", R"cu(/* kjudge
 [[launch]]
 kernel = "vector_add"
@@ -93,12 +93,12 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   if (i < N) z[i] = x[i] + y[i];
 }
 )cu");
-  EXPECT_EQ(v.outcome, Outcome::skip) << describe(v);
-  ASSERT_EQ(v.skips.size(), 1u) << describe(v);
-  EXPECT_NE(v.skips[0].find("unsupported on host backend: grid-wide synchronisation "
-                            "(cooperative_groups::this_grid) at kjudge_host_cg_grid.cu:12"),
+  EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+  EXPECT_EQ(v.reason, Reason::forbidden_construct) << describe(v);
+  EXPECT_NE(v.message.find("unsupported on host backend: grid-wide synchronisation "
+                           "(cooperative_groups::this_grid) at kjudge_host_cg_grid.cu:12"),
             std::string::npos)
-      << v.skips[0];
+      << v.message;
 }
 
 } // namespace

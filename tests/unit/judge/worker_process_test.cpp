@@ -14,17 +14,21 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "judge/check_settings.hpp"
+#include "judge/kernel_under_test.hpp"
 #include "worker/protocol.hpp"
 #include "support/own_command_line.hpp"
 #include "worker/spare_workers.hpp"
@@ -33,6 +37,8 @@
 #include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"
+
+extern char** environ;
 
 namespace {
 
@@ -62,6 +68,16 @@ std::vector<std::string> inherited_files(int protocol_fd) {
   return out;
 }
 
+// The names of this process's environment variables.
+std::vector<std::string> environment_names() {
+  std::vector<std::string> names;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    names.emplace_back(entry.substr(0, entry.find('=')));
+  }
+  return names;
+}
+
 int fake_worker(const std::string& mode, int fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL); // as the real workers do
   if (mode == "silent") {
@@ -88,8 +104,7 @@ int fake_worker(const std::string& mode, int fd) {
                                {"echo", m},
                                {"stdout_is_dev_null", fd_is_dev_null(1)},
                                {"stdin_is_dev_null", fd_is_dev_null(0)},
-                               {"sees_the_secret", std::getenv("KJUDGE_SECRET") != nullptr},
-                               {"sees_home", std::getenv("HOME") != nullptr},
+                               {"environment", environment_names()},
                                {"inherited", inherited_files(fd)}});
     } else if (mode == "hang") {
       std::this_thread::sleep_for(std::chrono::hours(1));
@@ -160,17 +175,26 @@ TEST(WorkerProcess, StdoutAndStdinAreDevNull) {
   EXPECT_TRUE(r.message["stdin_is_dev_null"].get<bool>());
 }
 
-TEST(WorkerProcess, TheWorkerNeverSeesTheSecret) {
-  // It runs the candidate; the secret hidden shapes are drawn with stays with the oracle.
+TEST(WorkerProcess, TheWorkerGetsOnlyTheEnvironmentItNeeds) {
+  // It runs the candidate: the secret hidden shapes are drawn with, and anything else of the
+  // judge's (the attack: a token in the environment, read by the candidate and printed back in
+  // its verdict), stays with the oracle; what the driver and NVRTC read goes with it.
   ::setenv("KJUDGE_SECRET", "0123456789abcdef", 1);
+  ::setenv("KJUDGE_TEST_TOKEN", "s3cr3t", 1);
   ::setenv("HOME", "/root", 0);
+  ::setenv("CUDA_VISIBLE_DEVICES", "0", 0);
   WorkerProcess w(fake("echo"));
   ::unsetenv("KJUDGE_SECRET");
+  ::unsetenv("KJUDGE_TEST_TOKEN");
   ASSERT_EQ(w.hello(in_ms(10000)).status, Reply::Status::ok);
   const Reply r = w.request({{"op", "ping"}}, in_ms(10000));
   ASSERT_EQ(r.status, Reply::Status::ok);
-  EXPECT_FALSE(r.message["sees_the_secret"].get<bool>());
-  EXPECT_TRUE(r.message["sees_home"].get<bool>());  // the rest of the environment is kept
+  const auto names = r.message["environment"].get<std::vector<std::string>>();
+  auto has = [&](const char* name) { return std::ranges::find(names, name) != names.end(); };
+  EXPECT_FALSE(has("KJUDGE_SECRET"));
+  EXPECT_FALSE(has("KJUDGE_TEST_TOKEN"));
+  EXPECT_TRUE(has("HOME"));
+  EXPECT_TRUE(has("CUDA_VISIBLE_DEVICES"));
 }
 
 TEST(WorkerProcess, TheWorkerInheritsNoDescriptorOfTheOracles) {
@@ -452,3 +476,40 @@ TEST(CompileWorker, ACompileOverItsMemoryCapEndsInTheWorker) {
 }
 
 } // namespace
+
+// ---- what a worker's failed reply means, by backend ------------------------------------------
+
+namespace {
+
+kj::judge::RunOutcome outcome_of(const Reply& reply, kj::Backend backend) {
+  kj::CheckOptions options;
+  kj::judge::CheckSettings settings(options);
+  settings.backend = backend;
+  const kj::Candidate kernel;
+  bool lost = false;
+  return kj::judge::failed_run(reply, kj::judge::RunOutcome{}, kernel, 0.001, settings, lost);
+}
+
+} // namespace
+
+TEST(WorkerProcess, AReplyTheHostWorkerNeverGivesIsTheCandidatesCrash) {
+  // The host worker runs the candidate's native code, which can write to the judge's socket:
+  // a forged "internal" or a reply off the protocol is its FAIL, never kjudge's ERROR (the
+  // attack: one forged line turned a FAIL into ERROR(internal)). A CUDA worker runs none of
+  // the candidate's host code: there it stays kjudge's fault.
+  Reply forged;
+  forged.status = Reply::Status::error;
+  forged.error.error = "internal";
+  forged.error.message = "the worker's own fault, it says";
+  const kj::judge::RunOutcome on_host = outcome_of(forged, kj::Backend::host);
+  EXPECT_EQ(on_host.reason, kj::Reason::crash);
+  EXPECT_EQ(on_host.message, "the host worker, which runs the candidate's code, answered what the "
+                             "worker itself never does (the worker failed: the worker's own "
+                             "fault, it says): the candidate's fault");
+  EXPECT_EQ(outcome_of(forged, kj::Backend::cuda).reason, kj::Reason::internal);
+  Reply garbage;
+  garbage.status = Reply::Status::protocol;
+  garbage.detail = "not JSON";
+  EXPECT_EQ(outcome_of(garbage, kj::Backend::host).reason, kj::Reason::crash);
+  EXPECT_EQ(outcome_of(garbage, kj::Backend::cuda).reason, kj::Reason::internal);
+}
