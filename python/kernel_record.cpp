@@ -8,7 +8,6 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -169,7 +168,8 @@ void start_record() {
 }
 
 // Ends the record (the caller has synchronised the device, so every kernel has ended): the
-// kernels in launch order of their start, and how many records CUPTI dropped.
+// kernels as CUPTI delivered them (the caller orders them by start), and how many records CUPTI
+// dropped.
 std::tuple<std::vector<Kernel>, std::size_t> stop_record() {
   if (!cupti.enable) throw std::runtime_error("the kernel record is not open");
   CUptiResult flushed = cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -181,8 +181,6 @@ std::tuple<std::vector<Kernel>, std::size_t> stop_record() {
   if (flushed != CUPTI_SUCCESS) throw std::runtime_error("cuptiActivityFlushAll: " + result_text(flushed));
   std::vector<Kernel> taken;
   taken.swap(kernels);
-  std::sort(taken.begin(), taken.end(),
-            [](const Kernel& a, const Kernel& b) { return std::get<3>(a) < std::get<3>(b); });
   return {std::move(taken), dropped};
 }
 
@@ -197,5 +195,5 @@ NB_MODULE(_kernel_record, m) {
   m.def("start", &start_record, "Clears the record and starts recording kernels.");
   m.def("stop", &stop_record,
         "Flushes and stops the record (synchronise the device first): ([(name, stream, device, "
-        "start_ns, end_ns)] by start, records dropped).");
+        "start_ns, end_ns)], records dropped).");
 }

@@ -123,11 +123,11 @@ int serve(std::istream& in, std::ostream& out, ServeOptions options);
 
 // `kjudge serve --http`: POST /v1/judge takes one request object (or an array of them, judged
 // side by side) and answers as the JSON Lines protocol does; GET /v1/health and /v1/metrics
-// (Prometheus text). Bound to 127.0.0.1 unless told; another address needs a token, which every
-// request but /v1/health must then carry as "Authorization: Bearer TOKEN".
-// `serve --http`'s bounds: a larger body or batch is a 413. Connections wait for one of
-// cpp-httplib's fixed pool of threads, each of which waits for its requests' answers, judged by
-// serve's judges (no thread per request).
+// (Prometheus text). Bound to 127.0.0.1 unless told, on any address with a token every request
+// but /v1/health must carry as "Authorization: Bearer TOKEN". Its bounds: a larger body or
+// batch than these is a 413. Connections wait for one of cpp-httplib's fixed pool of threads,
+// each of which waits for its requests' answers, judged by serve's judges (no thread per
+// request).
 inline constexpr std::size_t kHttpMaxBodyBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kHttpMaxBatch = 1024;
 

@@ -83,6 +83,8 @@ def test_requests_batches_and_metrics(server):
     assert sorted(a["id"] for a in outcomes) == [0, 1, 2, 3]
     status, text = server.call("/v1/judge", b"{not json")
     assert status == 400 and json.loads(text)["error"]["kind"] == "bad_request"
+    status, text = server.call("/v1/judge", b"{\xff\xfe")  # quoted back, not UTF-8
+    assert status == 400 and json.loads(text)["error"]["kind"] == "bad_request"
     status, text = server.call("/v1/judge", {"op": "check"})
     assert status == 200 and json.loads(text)["error"]["kind"] == "bad_request"  # as a line's answer
     assert json.loads(server.call("/v1/health")[1]) == {"status": "ok", "in_flight": 0, "answered": 8}

@@ -25,10 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string error_body(std::string_view kind, const std::string& message) {
-  return nlohmann::json{{"id", nullptr}, {"error", {{"kind", kind}, {"message", message}}}}.dump();
-}
-
 // What /v1/metrics counts (Prometheus text format).
 struct Metrics {
   std::mutex mutex;
@@ -57,6 +53,12 @@ std::string outcome_label(const json& answer) {
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// An answer that is an error, as the JSON Lines protocol gives one (its message may quote the
+// client's bytes: dump replaces what is not UTF-8).
+std::string error_body(std::string_view kind, const std::string& message) {
+  return dump({{"id", nullptr}, {"error", {{"kind", kind}, {"message", message}}}});
+}
 
 } // namespace
 

@@ -88,9 +88,10 @@ class Evaluator:
                 from None
         verdict = _Verdict(problem_path, candidate_path, self.settings.policy)
         verdict.defences_off = list(self.settings.defences_off)
-        if len(source.encode()) > MAX_CANDIDATE_BYTES:
-            verdict.fail("compile_error", f"the candidate's source is {len(source.encode())} "
-                         f"bytes, over the {MAX_CANDIDATE_BYTES} a candidate may have")
+        size = len(source.encode())
+        if size > MAX_CANDIDATE_BYTES:
+            verdict.fail("compile_error", f"the candidate's source is {size} bytes, over the "
+                         f"{MAX_CANDIDATE_BYTES} a candidate may have")
             return verdict.finish(began)
         if self.settings.kernel_record != "cupti":
             verdict.defences_off.append(f"kernel_record={self.settings.kernel_record}")

@@ -222,17 +222,22 @@ double case_work(const Problem& problem, const Case& c) {
   return std::max(work, static_cast<double>(largest_case_elements(problem, {&c})));
 }
 
-// How far toward the problem's own scale cases of `largest_work` reach: log(largest_work) /
-// log(the largest public or hidden case's work), at most 1 (LinesRun::scale_reached).
-double scale_reached(const Problem& problem, const CaseOptions& options, double largest_work) {
+// The largest work of the problem's own shape sets, public and hidden (one case each).
+double largest_named_work(const Problem& problem, const CaseOptions& options) {
   CaseOptions named = options;
   named.seeds = 1;
   named.transforms = named.special_values = false;
   named.include_hidden = true;
   named.max_perturbed = 0;
-  double named_work = 1;
+  double work = 1;
   for (const Case& c : enumerate_cases(problem, named).cases)
-    named_work = std::max(named_work, case_work(problem, c));
+    work = std::max(work, case_work(problem, c));
+  return work;
+}
+
+// How far toward the problem's own scale cases of `largest_work` reach: log(largest_work) /
+// log(named_work), at most 1 (LinesRun::scale_reached).
+double scale_reached(double largest_work, double named_work) {
   if (largest_work >= named_work) return 1.0;
   return std::clamp(std::log(std::max(largest_work, 1.0)) / std::log(named_work), 0.0, 1.0);
 }
@@ -244,10 +249,11 @@ double scale_reached(const Problem& problem, const CaseOptions& options, double 
 void HostBackend::reach_unrun_lines(const CaseLoop& loop, const JudgedCases& judged,
                                     const std::vector<const Case*>& cases, Verdict& v) {
   LinesRun& r = v.lines_run.emplace();
+  const double named_work = largest_named_work(problem_, settings_.asked.cases);
   double largest_work = 0;
   for (const Case* c : cases)
     largest_work = std::max(largest_work, case_work(problem_, *c));
-  r.scale_reached = scale_reached(problem_, settings_.asked.cases, largest_work);
+  r.scale_reached = scale_reached(largest_work, named_work);
   std::optional<LineCoverage> reached = loop.candidate.lines_reached(r.not_measured);
   if (!reached) return;
   r.measured = true;
@@ -280,7 +286,7 @@ void HostBackend::reach_unrun_lines(const CaseLoop& loop, const JudgedCases& jud
     }
     r.added_cases.push_back(c.id);
     largest_work = std::max(largest_work, n);
-    r.scale_reached = scale_reached(problem_, settings_.asked.cases, largest_work);
+    r.scale_reached = scale_reached(largest_work, named_work);
     const bool passed = added.findings.front().pass();
     std::move(added.findings.begin(), added.findings.end(), std::back_inserter(v.cases));
     if (!passed) return; // the verdict is this case's now

@@ -193,9 +193,9 @@ std::optional<StartFailure> HostKernelRunner::start() {
 
 std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
   w.link.reset();
-  auto fail = [&](std::string message) {
+  auto fail = [&](std::string message, Reason reason = Reason::internal) {
     w.link.reset();
-    return StartFailure{Reason::internal, std::move(message)};
+    return StartFailure{reason, std::move(message)};
   };
   SpawnExtras extras;
   try {
@@ -219,15 +219,13 @@ std::optional<StartFailure> HostKernelRunner::spawn_and_load(Worker& w) {
                                {"lowered", built_.lowered},
                                {"check_races", settings_.asked.race_detection}};
   const Reply reply = w.link->request(load, deadline_after(settings_.asked.startup_deadline_s));
-  if (reply.status != Reply::Status::ok) {
-    // Loading runs the module's own code in the worker, which could answer anything: the
-    // kernel's crash, never kjudge's ERROR.
-    w.link.reset();
-    return StartFailure{Reason::crash,
-                        fmt::format("the host worker did not load the {}: {}", role_,
-                                    reply.status == Reply::Status::error ? reply.error.message
-                                                                         : reply.detail)};
-  }
+  // Loading runs the module's own code in the worker, which could answer anything: the
+  // kernel's crash, never kjudge's ERROR.
+  if (reply.status != Reply::Status::ok)
+    return fail(fmt::format("the host worker did not load the {}: {}", role_,
+                            reply.status == Reply::Status::error ? reply.error.message
+                                                                 : reply.detail),
+                Reason::crash);
   ++w.starts;
   return std::nullopt;
 }
