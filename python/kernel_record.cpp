@@ -162,6 +162,12 @@ void start_record() {
     kernels.clear();
     recording = true;
   }
+  // The buffers are ours again for this record: torch's profiler (Kineto), whose CPU record
+  // runs around this one, registers its own with CUPTI, which has one pair per process, and then
+  // received every kernel (the worker's record saw none on the H100 and fell back to the
+  // profiler's).
+  if (CUptiResult r = cupti.register_callbacks(request_buffer, complete_buffer); r != CUPTI_SUCCESS)
+    throw std::runtime_error("cuptiActivityRegisterCallbacks: " + result_text(r));
   if (CUptiResult r = cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS) {
     throw std::runtime_error("cuptiActivityEnable: " + result_text(r));
   }

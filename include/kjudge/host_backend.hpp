@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,9 +32,44 @@ class UnsupportedOnHost : public ErrorOfKind<ErrorKind::unsupported> {
 // own line, by a reference to per-block storage (so line numbers stay the source's), and, at
 // the end, one entry per name expression plus the `kj_host_launch` the loader calls. Throws
 // UnsupportedOnHost for inline PTX, tensor-core instructions, grid-wide synchronisation,
-// cooperative groups and CUB, and for a `__shared__` declaration it cannot read.
+// cooperative groups and CUB, the compilers' own spellings (__PRETTY_FUNCTION__), and for a
+// `__shared__` declaration it cannot read. With `nvrtc_known` (nvrtc_names), the source's own
+// names are first kept apart from the host's (keep_own_names_apart); the expressions must then
+// have been too.
 std::string rewrite_for_host(std::string_view source, std::string_view file_name,
-                             const std::vector<std::string>& expressions);
+                             const std::vector<std::string>& expressions,
+                             const std::set<std::string, std::less<>>* nvrtc_known = nullptr);
+
+// The names NVRTC gives a source without its declaring them: the language's words, the
+// identifiers of the toolkit's device headers it provides with no #include (crt/, sm_*,
+// device_*, vector_*, ...) and of `headers` (those the source's preprocessing entered), less the
+// host's own namespaces (std, kjh, boost, ...) and `nvrtc_lacks`. Read from the headers' text,
+// the identifiers include words NVRTC does not declare (a parameter's name, a host-only
+// declaration's); those the host's C library also has are what `nvrtc_lacks` takes back out
+// (host_library_names, then nvrtc_undeclared_names: `time`, `random`, `error`); `nvrtc_knows`
+// adds what NVRTC was found to define beyond its files (the macros of its builtin header).
+std::set<std::string, std::less<>> nvrtc_names(const std::filesystem::path& cuda_include,
+                                               const std::vector<std::filesystem::path>& headers,
+                                               const std::set<std::string>& nvrtc_lacks = {},
+                                               const std::set<std::string>& nvrtc_knows = {});
+
+// The identifiers of `source` (its code and its directives) outside `known`: what to ask NVRTC
+// about (its macros: INFINITY is defined in NVRTC's builtin header, in no file of the toolkit).
+std::vector<std::string> words_outside(std::string_view source,
+                                       const std::set<std::string, std::less<>>& known);
+
+// Those of `names` the C and C++ libraries loaded in this process define (dlsym finds them).
+std::vector<std::string> host_library_names(const std::set<std::string, std::less<>>& names);
+
+// `text` (the candidate's lines as preprocess_as_nvrtc gives them) with every identifier outside
+// `nvrtc_known` given the prefix `kjc_`: the candidate's own names, which then never meet a
+// name of the C or C++ library's headers the host compiler also reads (an overload g++ alone
+// sees, a function argument-dependent lookup finds only there). `cuda::std` keeps its name.
+std::string keep_own_names_apart(std::string_view text,
+                                 const std::set<std::string, std::less<>>& nvrtc_known);
+
+// A message of the host compiler's about the kept-apart text, with the candidate's own names.
+std::string with_own_names_restored(std::string_view text);
 
 // The candidate's host build ran past its deadline or its memory cap: the candidate's
 // compile_error, naming the limit.
@@ -74,6 +110,15 @@ struct HostCompileOptions {
   // empty environment and Landlock) and the refusal of code that runs at load.
   bool confine_compile = true;
   bool refuse_load_time_code = true;
+  // The host compiles the program NVRTC compiled (the `one_program` defence): the preprocessor's
+  // names it answers otherwise refused or undefined, the compilers' own spellings refused, the
+  // candidate's names kept apart from the host libraries' (keep_own_names_apart).
+  bool one_program = true;
+  // The names of the host's C library that nvrtc_names reads from the toolkit's headers though
+  // NVRTC does not declare them (nvrtc_undeclared_names); kept apart too.
+  std::set<std::string> nvrtc_lacks;
+  // The source's words NVRTC defines as macros in its builtin header alone (INFINITY): NVRTC's.
+  std::set<std::string> nvrtc_knows;
 };
 
 // The names of the macros the host compiler predefines for a C++ source (g++ -dM), and those
@@ -85,8 +130,10 @@ std::vector<std::string> predefined_macro_names(const HostCompileOptions& option
 // headers read as NVRTC reads them), each of its #include lines left for the host build to
 // include under the host's macros. Throws UnsupportedOnHost for a directive a macro made or a
 // header outside the include folders, CompileError or HostCompileLimit as the compile does.
+// `entered`, when given, receives every header file the preprocessing read.
 std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_name,
-                                const HostCompileOptions& options);
+                                const HostCompileOptions& options,
+                                std::vector<std::filesystem::path>* entered = nullptr);
 
 // The folders the host compiler and the loader find Boost.Context in: those of kjudge's own
 // build, then CPLUS_INCLUDE_PATH and LIBRARY_PATH of kjudge's environment (the compile gets an

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -80,6 +81,13 @@ bool nvrtc_option_reserved(std::string_view option);
 // cuda_fp16.h; then its `cccl` subfolder where present (CUDA 13 moved CUB and libcu++ there).
 // Empty when none is found.
 std::vector<std::filesystem::path> toolkit_include_dirs();
+
+// Those of `names` NVRTC does not declare at global scope for these options (no `using ::name;`
+// compiles): probes compiled until one compiles, each dropping the names its errors' lines
+// give. The host backend keeps the candidate's names apart from these (keep_own_names_apart).
+// Throws CompileError or InternalError as compile_module does.
+std::set<std::string> nvrtc_undeclared_names(const std::vector<std::string>& names,
+                                             const CompileOptions& options);
 
 // The macros NVRTC predefines among `names` for these options, each with its expansion as
 // text ("__CUDA_ARCH__" -> "900", "__cpp_if_constexpr" -> "201606L"): read from the PTX of a

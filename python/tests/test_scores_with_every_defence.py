@@ -2,6 +2,7 @@
 hidden shapes when given a secret, as `check` does, and says so per sample when it is not. Each
 test fails with its defence off."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -54,12 +55,22 @@ def small_vector_add_suite(tmp_path: Path) -> Path:
     return suite
 
 
+def bare_environment(tmp_path: Path) -> dict:
+    """No secret of this process's for the run to find: a path, a temporary folder, and where
+    the libraries are found on a machine that keeps them outside the system's folders (the GPU
+    machine's unpacked packages)."""
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)}
+    if "LD_LIBRARY_PATH" in os.environ:
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+    return env
+
+
 def run_suite(tmp_path: Path, suite: Path, out: str, *extra: str) -> dict:
     done = subprocess.run([find_binary(), "run", str(suite), "--samples",
                            str(tmp_path / "samples"), "--backend", "host", "--out",
                            str(tmp_path / out), *extra],
                           capture_output=True, text=True, timeout=600,
-                          env={"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)})
+                          env=bare_environment(tmp_path))
     assert done.returncode == 0, done.stderr[-2000:]
     lines = (tmp_path / out / "results.jsonl").read_text().splitlines()
     assert len(lines) == 1

@@ -31,6 +31,8 @@ struct CaseRuns {
   // The outputs' findings when the GPU comparator made them (then `done` holds no outputs).
   std::optional<std::vector<OutputFinding>> judged;
   std::vector<RunOutcome> timed;    // bench: the timed runs after them
+  // bench: each timed run's inputs, golden and reference (`data` where not drawn afresh).
+  std::vector<std::shared_ptr<const CaseData>> timed_data;
   std::vector<double> reference_ms; // bench: the reference's timed runs
   std::vector<double> against_ms;   // bench --against: the old kernel's, one after each timed run
   bool stopped_early = false;       // bench: timing stopped (not_worth_timing)
@@ -140,23 +142,40 @@ CaseRuns CaseRunning::run_case(const Case& c) {
     // higher, and the case already fails).
     if (f.reason != Reason::none) break;
   }
-  // Timed runs: indistinguishable from the first two to the kernel (the same inputs, the same
-  // two poisons in turn), every one's outputs judged by judge_runs.
+  // Timed runs: indistinguishable from the first two to the kernel (the same shapes, the same
+  // two poisons in turn), every one's outputs judged by judge_runs. Each on inputs of its own
+  // where the oracle draws them (the host: `regenerate`), so that no answer kept from an
+  // earlier run is right again; beside an --against kernel, whose outputs are the judge, on the
+  // case's.
   const int timed_runs = loop.settings.asked.timed_runs;
   const bool timed = timed_runs > 0 && f.reason == Reason::none && c.case_class() == "public";
+  const bool fresh = loop.settings.defences.regenerate && !loop.against;
   std::vector<double> timed_ms; // the timed runs' CPU times so far
   for (int run = 0; timed && run < timed_runs; ++run) {
-    RunOutcome r = candidate.timed_run(c, data, run % 2);
+    std::shared_ptr<const CaseData> visit = shared;
+    if (fresh) {
+      try {
+        const PhaseTrace::Scope drawn(*loop.settings.trace, "oracle timed visit (inputs, golden)");
+        const auto visit_id = static_cast<std::uint32_t>(run + 1);
+        if (std::optional<CaseData> v = loop.backend.oracle().prepare_timed_visit(c, visit_id))
+          visit = std::make_shared<const CaseData>(std::move(*v));
+      } catch (const SpecError& e) {
+        return stopped_case(std::move(g), Reason::spec_error, e.what());
+      }
+    }
+    RunOutcome r = candidate.timed_run(c, *visit, run % 2);
     if (r.reason != Reason::none) {
       f.reason = r.reason;
       f.message = fmt::format("timed run {} of {}: {}", run + 1, timed_runs, r.message);
       if (did_not_run(r) && (r.reason == Reason::internal || !candidate.restartable()))
         g.stop = true;
       g.timed.clear();
+      g.timed_data.clear();
       break;
     }
     timed_ms.push_back(r.cpu_ms);
     g.timed.push_back(std::move(r));
+    g.timed_data.push_back(std::move(visit));
     // The old kernel right after, on the same inputs: both distributions under the same load.
     if (KernelUnderTest* against = loop.against) {
       const RunOutcome old = against->timed_run(c, data, run % 2);
@@ -215,14 +234,15 @@ struct RunJudging {
 
   JudgedCase judge_runs(CaseRuns g) const;
   void judge_timed_runs(const CaseRuns& g, CaseFinding& f) const;
-  // What output `o`'s comparison takes: `actual` against the golden and reference (or the
-  // --against kernel's output, bit-exactly).
-  CompareInputs compare_inputs(const CaseRuns& g, std::size_t o, const HostTensor& actual) const;
+  // What output `o`'s comparison takes: `actual` against the golden and reference of `visit`
+  // (the case's own by default), or the --against kernel's output, bit-exactly.
+  CompareInputs compare_inputs(const CaseRuns& g, std::size_t o, const HostTensor& actual,
+                               const CaseData* visit = nullptr) const;
 };
 
 CompareInputs RunJudging::compare_inputs(const CaseRuns& g, std::size_t o,
-                                         const HostTensor& actual) const {
-  return host_compare_inputs(problem, o, *g.data, actual,
+                                         const HostTensor& actual, const CaseData* visit) const {
+  return host_compare_inputs(problem, o, visit ? *visit : *g.data, actual,
                              loop.against ? &g.old_outputs : nullptr,
                              extras_asked(loop.settings.asked));
 }
@@ -290,7 +310,8 @@ void RunJudging::judge_timed_runs(const CaseRuns& g, CaseFinding& f) const {
   const int runs = static_cast<int>(g.timed.size());
   for (int k = 0; k < runs; ++k) {
     for (std::size_t o = 0; o < problem.outputs.size(); ++o) {
-      const OutputFinding judged = compare_output(compare_inputs(g, o, g.timed[k].outputs[o]));
+      const OutputFinding judged = compare_output(
+          compare_inputs(g, o, g.timed[k].outputs[o], g.timed_data[k].get()));
       if (!judged.pass()) {
         f.reason = Reason::stale_output;
         f.message = fmt::format("timed run {} of {}: output '{}': {} ({}, where the first runs "

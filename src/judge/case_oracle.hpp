@@ -191,6 +191,14 @@ public:
   // dtype): golden, reference and the inputs a runner reads, as prepare makes them. `kjudge
   // localize` feeds a stage's exact or computed values to the launches after it this way.
   virtual CaseData prepare_on(const Case& c, std::vector<HostTensor> inputs) = 0;
+  // Case `c` drawn afresh for one of the case loop's timed runs (bench on the host: visit 1, 2,
+  // ... offset its inputs' random streams), its golden and reference made on them; nullopt where
+  // the backend times elsewhere (the GPU's timing loop draws its own visits).
+  virtual std::optional<CaseData> prepare_timed_visit(const Case& c, std::uint32_t visit) {
+    (void)c;
+    (void)visit;
+    return std::nullopt;
+  }
   // As reference_on, with the reference's T = kj::rounded<float, F> (`format`: "tf32", "bf16",
   // "f16"): every operation rounded to F, as a kernel that computes in F (its accumulator
   // included), not only reads in it. All formats built in one go on the first call; nullopt

@@ -83,6 +83,7 @@ Defences Defences::all_but(const std::set<std::string>& disabled) {
   d.input_hash = on("input_hash");
   d.rerun = on("rerun");
   d.static_scan = on("static_scan");
+  d.one_program = on("one_program");
   d.regenerate = on("regenerate");
   return d;
 }

@@ -66,14 +66,16 @@ struct Defences {
   bool input_hash = true;  // its input copies compared with the master
   bool rerun = true;       // two runs a case
   bool static_scan = true; // its PTX and source scanned for forbidden constructs
-  bool regenerate = true;  // the GPU bench's input sets drawn afresh on every visit
+  bool regenerate = true;  // the bench's inputs drawn afresh on every visit (host: timed run)
+  bool one_program = true; // the host compiles the program NVRTC compiled (HostCompileOptions)
   // Every defence on but those named (kDefences' names; others are refused before this).
   static Defences all_but(const std::set<std::string>& disabled);
 };
 
 // The defence names KJ_TEST_DISABLE may hold.
 inline constexpr std::string_view kDefences[] = {
-    "isolation", "redzone", "poison", "input_hash", "rerun", "static_scan", "regenerate"};
+    "isolation", "redzone",    "poison",     "input_hash",
+    "rerun",     "static_scan", "regenerate", "one_program"};
 // "poison, redzone" -> {"poison", "redzone"}: comma-separated, blanks trimmed, empty items
 // ignored. Unknown names are kept (Defences::all_but turns nothing off for them) and reported by
 // unknown_defences, so a typo cannot silently leave a test's defence on.

@@ -459,11 +459,27 @@ inline void run_block(Entry entry, void** args, Block& b) {
 
 // ---- the CUDA names a kernel uses ---------------------------------------------------------------
 
-#define threadIdx (::kjh::self().thread_idx)
-#define blockIdx (::kjh::self().block->block_idx)
-#define blockDim (::kjh::self().block->block_dim)
-#define gridDim (::kjh::self().block->grid_dim)
-#define warpSize 32
+// Each name has the type NVRTC declares it with (`extern const uint3 threadIdx`, `const int
+// warpSize`): decltype(threadIdx) is `const uint3`, not a reference, and warpSize is no constant
+// expression, so no trait or `if constexpr` of the candidate's tells the host from the GPU. The
+// expansion is an unparenthesized member access for that reason: decltype then names the
+// member's declared type.
+namespace kjh {
+template <class T>
+struct AsBuiltin {
+  const T value;
+};
+template <class T>
+inline const AsBuiltin<T>& as_builtin(const T& v) {
+  return reinterpret_cast<const AsBuiltin<T>&>(v);
+}
+inline constexpr int kWarpSizeValue = 32;
+} // namespace kjh
+#define threadIdx ::kjh::as_builtin(::kjh::self().thread_idx).value
+#define blockIdx ::kjh::as_builtin(::kjh::self().block->block_idx).value
+#define blockDim ::kjh::as_builtin(::kjh::self().block->block_dim).value
+#define gridDim ::kjh::as_builtin(::kjh::self().block->grid_dim).value
+#define warpSize ::kjh::as_builtin(::kjh::kWarpSizeValue).value
 
 inline void __syncthreads() { ::kjh::syncthreads(); }
 inline int __syncthreads_count(int p) {

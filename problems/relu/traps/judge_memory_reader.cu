@@ -2,9 +2,11 @@
 // /proc/<ppid>/mem when the module loads and read the golden out of the oracle's heap. Its
 // declaration is __host__ __device__, which NVRTC accepts (it ignores the attribute); its body
 // is hidden from NVRTC, and from the host build too, which is preprocessed with NVRTC's macros.
-// The host backend refuses the module for the constructor alone (forbidden_construct: code that
-// runs at load); the worker's Landlock, user namespace and the oracle's non-dumpable memory
-// would refuse the open. On the GPU the kernel writes zeros: mismatch.
+// The host backend compiles the program NVRTC compiled, where `constructor` is a word of the
+// candidate's own (kept apart as kjc_constructor, which g++ ignores as NVRTC does): no
+// constructor, and the kernel writes zeros on both backends (mismatch). A spelling g++ still
+// honours is refused as code that runs at load; the worker's Landlock, user namespace and the
+// oracle's non-dumpable memory would refuse the open.
 /* kjudge
 [[launch]]
 kernel = "relu"

@@ -429,6 +429,39 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
 }
 
 
+std::set<std::string> nvrtc_undeclared_names(const std::vector<std::string>& names,
+                                             const CompileOptions& options) {
+  std::set<std::string> undeclared;
+  std::vector<std::string> left = names;
+  while (!left.empty()) {
+    std::string probe;
+    for (std::size_t i = 0; i < left.size(); ++i)
+      probe += fmt::format("namespace kj_name_{} {{ using ::{}; }}\n", i, left[i]);
+    std::set<std::size_t> refused; // the probe's lines NVRTC refused, from 1
+    try {
+      (void)compile_module(probe, "kjudge_names.cu", {}, options);
+      return undeclared;
+    } catch (const CompileError& e) {
+      // "kjudge_names.cu(12): error: ..."
+      const std::string& log = e.log();
+      for (std::size_t at = log.find("kjudge_names.cu("); at != std::string::npos;
+           at = log.find("kjudge_names.cu(", at + 1)) {
+        const std::size_t digits = at + 16, close = log.find(')', digits);
+        if (close == std::string::npos || log.compare(close, 9, "): error:") != 0) continue;
+        refused.insert(std::stoul(log.substr(digits, close - digits)));
+      }
+      if (refused.empty()) throw;
+    }
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < left.size(); ++i) {
+      if (refused.count(i + 1) != 0) undeclared.insert(left[i]);
+      else kept.push_back(left[i]);
+    }
+    left = std::move(kept);
+  }
+  return undeclared;
+}
+
 std::vector<std::pair<std::string, std::string>> nvrtc_predefined_macros(
     const std::vector<std::string>& names, const CompileOptions& options) {
   std::string probe = "#define KJ_STR2(...) #__VA_ARGS__\n#define KJ_STR(...) KJ_STR2(__VA_ARGS__)\n";

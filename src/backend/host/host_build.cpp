@@ -17,6 +17,7 @@
 
 #include "backend/host/host_tools.hpp"
 #include "kjudge/host_backend.hpp"
+#include "kjudge/lex.hpp"
 #include "kjudge/nvrtc.hpp"
 #include "kjudge/sha256.hpp"
 #include "kjudge/spec.hpp"
@@ -185,8 +186,51 @@ std::vector<std::string> predefined_macro_names(const HostCompileOptions& option
   return names;
 }
 
+namespace {
+
+// The preprocessor's own names the two compilers answer differently (measured against NVRTC
+// 13 and g++ 12): the feature probes, whose answers are each compiler's; the clock, which
+// differs between NVRTC's compile and the host's (a day apart where the PTX was cached); and
+// the names only g++ defines (`#ifdef __COUNTER__` took the host alone into a branch). Each is
+// refused where the candidate writes it; those only g++ defines are also undefined, so that a
+// name pasted together with `##` tests as NVRTC's does.
+constexpr std::string_view kAnsweredOtherwise[] = {
+    "__has_builtin", "__has_attribute", "__has_cpp_attribute", "__has_c_attribute",
+    "__has_feature", "__has_extension", "__has_include", "__has_include_next", "__is_identifier",
+    "__DATE__",      "__TIME__",        "__TIMESTAMP__",       "__COUNTER__",
+    "__FILE_NAME__"};
+constexpr std::string_view kOnlyTheHostDefines[] = {"__has_c_attribute", "__COUNTER__",
+                                                    "__TIMESTAMP__", "__FILE_NAME__"};
+
+void refuse_what_the_preprocessors_answer_otherwise(std::string_view source,
+                                                    std::string_view file_name) {
+  const lex::LexResult lexed = lex::tokenize(source);
+  auto check = [&](std::string_view text, int line) {
+    const lex::LexResult words = lex::tokenize(text);
+    for (const lex::Token& t : words.tokens)
+      if (t.kind == lex::TokenKind::identifier &&
+          std::find(std::begin(kAnsweredOtherwise), std::end(kAnsweredOtherwise),
+                    t.text(text)) != std::end(kAnsweredOtherwise))
+        throw UnsupportedOnHost(fmt::format(
+            "unsupported on host backend: {} at {}:{} (the host compiler's preprocessor "
+            "answers it otherwise than NVRTC's)",
+            t.text(text), file_name, line + t.line - 1));
+  };
+  for (const lex::Token& t : lexed.tokens) {
+    if (t.kind == lex::TokenKind::identifier) check(t.text(source), t.line);
+    if (t.kind == lex::TokenKind::preprocessor) {
+      const std::string_view line = t.text(source);
+      check(line.substr(std::min(line.find('#') + 1, line.size())), t.line);
+    }
+  }
+}
+
+} // namespace
+
 std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_name,
-                                const HostCompileOptions& options) {
+                                const HostCompileOptions& options,
+                                std::vector<fs::path>* entered_headers) {
+  if (options.one_program) refuse_what_the_preprocessors_answer_otherwise(source, file_name);
   const fs::path dir = options.cache_dir / "host";
   fs::create_directories(dir);
   const fs::path compiler = resolve_program(options.compiler);
@@ -210,6 +254,9 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   }
   for (const auto& [macro, value] : nvrtc)
     argv.push_back("-D" + macro + "=" + value);
+  if (options.one_program)
+    for (const std::string_view builtin : kOnlyTheHostDefines)
+      argv.push_back("-U" + std::string(builtin));
   // NVRTC's own headers define assert before the source; so does this, read first.
   argv.insert(argv.end(),
               {"-include", (options.kjudge_include / "kjudge" / "compat" / "assert.h").string()});
@@ -259,6 +306,12 @@ std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_n
   std::istringstream stream(text);
   for (std::string line; std::getline(stream, line);) {
     if (const auto m = line_marker(line)) {
+      if (entered_headers && m->file != name && !m->file.starts_with("<")) {
+        const fs::path header = m->file;
+        if (std::find(entered_headers->begin(), entered_headers->end(), header) ==
+            entered_headers->end())
+          entered_headers->push_back(header);
+      }
       if (m->file == name && depth <= 0) {
         depth = 0;
         next = m->line;
@@ -402,9 +455,15 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   // A module made without a defence (a test's) is never another build's.
   key_text += options.refuse_load_time_code ? "refused\0" : "unchecked\0";
   key_text += options.confine_compile ? "confined\0" : "open\0";
+  // A module built before keep_own_names_apart is never reused.
+  key_text += options.one_program ? "one program\0" : "two programs\0";
   // What the text compiled is made from: NVRTC's macros, the expressions and the source.
   for (const auto& [macro, value] : options.device_macros)
     key_text += macro + '=' + value + '\0';
+  for (const std::string& name : options.nvrtc_lacks)
+    key_text += "lacks " + name + '\0';
+  for (const std::string& name : options.nvrtc_knows)
+    key_text += "knows " + name + '\0';
   for (const auto& e : expressions)
     key_text += e + '\0';
   // kjudge's stand-ins for the headers a source includes (assert.h decides what assert does).
@@ -431,12 +490,24 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   const fs::path so = dir / (key + ".so");
   if (fs::exists(so)) return so;
 
-  // The text NVRTC compiled, as NVRTC's preprocessor saw it: no branch of the source is the
-  // host's alone.
-  const std::string seen = options.device_macros.empty()
-                               ? std::string(source)
-                               : preprocess_as_nvrtc(source, file_name, options);
-  const std::string text = rewrite_for_host(seen, file_name, expressions);
+  // The text NVRTC compiled, as NVRTC's preprocessor saw it (no branch of the source is the
+  // host's alone), with the candidate's own names kept apart from the host libraries'
+  // (keep_own_names_apart): g++ compiles the program NVRTC compiled.
+  std::string text;
+  if (options.device_macros.empty()) {
+    text = rewrite_for_host(source, file_name, expressions);
+  } else if (!options.one_program) {
+    text = rewrite_for_host(preprocess_as_nvrtc(source, file_name, options), file_name, expressions);
+  } else {
+    std::vector<fs::path> headers;
+    const std::string seen = preprocess_as_nvrtc(source, file_name, options, &headers);
+    const auto known =
+        nvrtc_names(options.cuda_include, headers, options.nvrtc_lacks, options.nvrtc_knows);
+    std::vector<std::string> own_expressions;
+    for (const std::string& e : expressions)
+      own_expressions.push_back(keep_own_names_apart(e, known));
+    text = rewrite_for_host(seen, file_name, own_expressions, &known);
+  }
 
   // A unique name per process and call, renamed into place: concurrent checks never see half a
   // file.

@@ -1,8 +1,11 @@
-// rewrite_for_host (kjudge/host_backend.hpp): the lexer's tokens, not a parser. Every
-// `__shared__` declaration is replaced in place by one line that binds its name to per-block
-// storage; what the CPU cannot run is refused with its line, before the host compiler sees it.
+// rewrite_for_host (kjudge/host_backend.hpp): the lexer's tokens, not a parser. What the CPU
+// cannot run, and what each compiler answers its own way, is refused with its line, before the
+// host compiler sees it; the candidate's own names are kept apart from the host's
+// (own_names.cpp); every `__shared__` declaration is replaced in place by one line that binds
+// its name to per-block storage; kjudge's entries follow.
 #include <fmt/format.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,17 @@ constexpr Refused kRefused[] = {
     {"__nanosleep", "__nanosleep"},
 };
 
+// What each compiler answers its own way, refused where the host compiles the program NVRTC
+// compiled: `void k(float *)` in NVRTC's __PRETTY_FUNCTION__, `void k(float*)` in g++'s, a
+// character a kernel could branch on; __builtin_constant_p's answer is each optimiser's.
+constexpr Refused kCompilersOwn[] = {
+    {"__PRETTY_FUNCTION__", "__PRETTY_FUNCTION__ (each compiler spells it its own way)"},
+    {"__FUNCSIG__", "__FUNCSIG__ (each compiler spells it its own way)"},
+    {"__FUNCDNAME__", "__FUNCDNAME__ (each compiler spells it its own way)"},
+    {"__builtin_FUNCTION", "__builtin_FUNCTION (each compiler spells it its own way)"},
+    {"__builtin_constant_p", "__builtin_constant_p (each optimiser answers it its own way)"},
+};
+
 [[noreturn]] void refuse(std::string_view file_name, int line, std::string_view what) {
   throw UnsupportedOnHost(
       fmt::format("unsupported on host backend: {} at {}:{}", what, file_name, line));
@@ -66,10 +80,7 @@ bool is_punct(const Token& t, std::string_view source, std::string_view text) {
   return t.kind == TokenKind::punct && t.text(source) == text;
 }
 
-} // namespace
-
-std::string rewrite_for_host(std::string_view source, std::string_view file_name,
-                             const std::vector<std::string>& expressions) {
+void refuse_what_the_cpu_cannot_run(std::string_view source, std::string_view file_name) {
   const lex::LexResult lexed = lex::tokenize(source);
   if (!lexed.errors.empty())
     throw UnsupportedOnHost(fmt::format("{}:{}: {}", file_name, lexed.errors.front().line,
@@ -110,7 +121,18 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
       refuse(file_name, code[i].line, r.construct);
     }
   }
+}
 
+void refuse_what_each_compiler_answers_its_own_way(std::string_view source,
+                                                   std::string_view file_name) {
+  for (const Token& t : lex::code_tokens(lex::tokenize(source)))
+    if (t.kind == TokenKind::identifier)
+      for (const Refused& r : kCompilersOwn)
+        if (t.text(source) == r.token) refuse(file_name, t.line, r.construct);
+}
+
+std::string with_shared_storage_per_block(std::string_view source, const std::vector<Token>& code,
+                                          std::string_view file_name) {
   // Replace each __shared__ declaration: [extern|static|volatile]* __shared__ [__align__(n)]
   // type name [dims] ;
   std::string out;
@@ -232,9 +254,13 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
     i = end;
   }
   out.append(source.substr(copied));
+  return out;
+}
 
-  // kjudge's entries are no line of the candidate's (its coverage, its messages).
-  out += "\n#line 1 \"kjudge-host-entries\"\n";
+// kjudge's entries: one per name expression and the kj_host_* functions the loader calls.
+std::string entries(const std::vector<std::string>& expressions) {
+  // They are no line of the candidate's (its coverage, its messages).
+  std::string out = "\n#line 1 \"kjudge-host-entries\"\n";
   for (std::size_t k = 0; k < expressions.size(); ++k)
     out += fmt::format("static void kj_entry_{}(void** a) {{ ::kjh::invoke(&{}, a); }}\n", k,
                        expressions[k]);
@@ -270,6 +296,19 @@ std::string rewrite_for_host(std::string_view source, std::string_view file_name
 }
 )";
   return out;
+}
+
+} // namespace
+
+std::string rewrite_for_host(std::string_view original, std::string_view file_name,
+                             const std::vector<std::string>& expressions,
+                             const std::set<std::string, std::less<>>* nvrtc_known) {
+  refuse_what_the_cpu_cannot_run(original, file_name);
+  if (nvrtc_known) refuse_what_each_compiler_answers_its_own_way(original, file_name);
+  const std::string own = nvrtc_known ? keep_own_names_apart(original, *nvrtc_known) : "";
+  const std::string_view source = nvrtc_known ? std::string_view(own) : original;
+  const std::vector<Token> code = lex::code_tokens(lex::tokenize(source));
+  return with_shared_storage_per_block(source, code, file_name) + entries(expressions);
 }
 
 } // namespace kj

@@ -120,6 +120,7 @@ public:
     // be the kernel's, nor for the --against kernel, which is not judged.
     HostCompileOptions compile = compile_;
     compile.coverage = role == "candidate" && settings_.asked.timed_runs == 0;
+    compile.one_program = settings_.defences.one_program;
     if (role == "candidate") candidate_ = &kernel;
     auto runner =
         std::make_unique<HostKernelRunner>(std::move(role), kernel, problem_, settings_, compile);

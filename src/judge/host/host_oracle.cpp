@@ -202,19 +202,26 @@ std::string HostOracle::builds_identity() const {
 }
 
 CaseData HostOracle::prepare(const Case& c) {
+  return prepare_visit(c, 0, c.case_class() == "public" ? timed_runs_ : 0);
+}
+
+std::optional<CaseData> HostOracle::prepare_timed_visit(const Case& c, std::uint32_t visit) {
+  return prepare_visit(c, visit, 0);
+}
+
+CaseData HostOracle::prepare_visit(const Case& c, std::uint32_t visit, int timed_runs) {
   CaseData data = case_frame(problem_, c);
   const SpecialValues* special = c.special ? &*c.special : nullptr;
   for (std::size_t i = 0; i < problem_.inputs.size(); ++i) {
-    const StreamId stream_id{c.seed, static_cast<std::uint32_t>(i), 0};
+    const StreamId stream_id{c.seed, static_cast<std::uint32_t>(i), visit};
     data.host_master.push_back(generate_input(problem_.inputs[i], data.input_shapes[i], stream_id,
                                               c.transform, special, problem_.dir));
   }
-  data.initial = initial_outputs(problem_, data, c, 0);
+  data.initial = initial_outputs(problem_, data, c, visit);
   if (need_golden_)
     make_plan_outputs(golden_, golden_module_ ? *golden_module_ : *reference_module_, data, true,
                       c.id, 0);
-  make_plan_outputs(reference_, *reference_module_, data, false, c.id,
-          c.case_class() == "public" ? timed_runs_ : 0);
+  make_plan_outputs(reference_, *reference_module_, data, false, c.id, timed_runs);
   return data;
 }
 

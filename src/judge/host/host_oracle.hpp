@@ -43,6 +43,7 @@ public:
   CaseData prepare(const Case& c) override;
   std::vector<HostTensor> reference_on(const Case& c, std::vector<HostTensor> inputs) override;
   CaseData prepare_on(const Case& c, std::vector<HostTensor> inputs) override;
+  std::optional<CaseData> prepare_timed_visit(const Case& c, std::uint32_t visit) override;
   std::optional<std::vector<HostTensor>> rounded_reference_on(const Case& c,
                                                               std::vector<HostTensor> inputs,
                                                               std::string_view format) override;
@@ -69,6 +70,9 @@ private:
                                             const Case& c, std::vector<HostTensor> inputs) const;
   void make_plan_outputs(const CompiledPlan& plan, const HostBuiltModule& module, CaseData& data,
                bool golden, const std::string& case_id, int timed_runs) const;
+  // prepare's case on visit `visit` of its inputs' streams, the reference timed `timed_runs`
+  // more times.
+  CaseData prepare_visit(const Case& c, std::uint32_t visit, int timed_runs);
 
   const Problem& problem_;
   std::unique_ptr<HostBuiltModule> reference_module_, golden_module_;

@@ -102,19 +102,52 @@ HostKernelRunner::~HostKernelRunner() {
   if (arena_fd_ >= 0) ::close(arena_fd_);
 }
 
-std::vector<std::pair<std::string, std::string>> HostKernelRunner::device_macros(int arch) const {
-  // One probe per process and set of options: the answer is NVRTC's, not the candidate's.
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<std::pair<std::string, std::string>>> known;
+// What NVRTC is asked about the host build (its macros, the names it lacks): the candidate's
+// options, once per process and set of options, since the answer is NVRTC's, not the candidate's.
+CompileOptions HostKernelRunner::nvrtc_probe_options(int arch) const {
   CompileOptions probe;
   probe.arch = arch;
   probe.kjudge_include = settings_.kjudge_include;
   probe.cache_dir = settings_.asked.cache_dir;
   probe.options = kernel_.options;
+  return probe;
+}
+
+std::vector<std::pair<std::string, std::string>> HostKernelRunner::device_macros(int arch) const {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::pair<std::string, std::string>>> known;
+  const CompileOptions probe = nvrtc_probe_options(arch);
   const std::string key = fmt::format("{}|{}", arch, fmt::join(probe.options, " "));
   const std::lock_guard lock(mutex);
   if (const auto it = known.find(key); it != known.end()) return it->second;
   return known[key] = nvrtc_predefined_macros(predefined_macro_names(host_), probe);
+}
+
+// The host C library's names NVRTC's headers mention but NVRTC does not declare.
+std::set<std::string> HostKernelRunner::nvrtc_lacks(int arch) const {
+  static std::mutex mutex;
+  static std::map<std::string, std::set<std::string>> known;
+  const CompileOptions probe = nvrtc_probe_options(arch);
+  const std::string key = fmt::format("{}|{}", arch, fmt::join(probe.options, " "));
+  const std::lock_guard lock(mutex);
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  return known[key] =
+             nvrtc_undeclared_names(host_library_names(nvrtc_names(host_.cuda_include, {})), probe);
+}
+
+// Those of `words` (the candidate's) NVRTC defines as macros for the candidate's options. A probe
+// the candidate's words break is no ERROR of the judge's: without the answer a macro of NVRTC's is
+// kept apart too, and g++'s refusal is then the candidate's FAIL.
+std::set<std::string> HostKernelRunner::nvrtc_macros_among(const std::vector<std::string>& words,
+                                                          int arch) const {
+  std::set<std::string> out;
+  try {
+    for (const auto& [name, value] : nvrtc_predefined_macros(words, nvrtc_probe_options(arch)))
+      out.insert(name);
+  } catch (const Error&) {
+    out.clear();
+  }
+  return out;
 }
 
 std::optional<StartFailure> HostKernelRunner::start() {
@@ -144,6 +177,12 @@ std::optional<StartFailure> HostKernelRunner::start() {
     expressions.push_back(k.expression);
   try {
     host_.device_macros = device_macros(device.cc_major * 10 + device.cc_minor);
+    if (host_.one_program) {
+      const int arch = device.cc_major * 10 + device.cc_minor;
+      host_.nvrtc_lacks = nvrtc_lacks(arch);
+      host_.nvrtc_knows = nvrtc_macros_among(
+          words_outside(kernel_.source.text, nvrtc_names(host_.cuda_include, {})), arch);
+    }
   } catch (const std::exception& e) {
     return StartFailure{Reason::internal,
                         fmt::format("NVRTC's predefined macros could not be read: {}", e.what())};
@@ -179,7 +218,9 @@ std::optional<StartFailure> HostKernelRunner::start() {
     // NVRTC accepted it, so it is CUDA: what the host compiler refuses is the emulation's gap.
     return unsupported(fmt::format("unsupported on host backend: the host compiler refuses what "
                                    "NVRTC accepts: {}",
-                                   e.log().empty() ? e.what() : host_compiler_errors(e.log())));
+                                   with_own_names_restored(e.log().empty()
+                                                               ? e.what()
+                                                               : host_compiler_errors(e.log()))));
   } catch (const std::exception& e) {
     return StartFailure{Reason::internal, fmt::format("host build: {}", e.what())};
   }

@@ -49,7 +49,10 @@ private:
   };
   std::optional<StartFailure> spawn_and_load(Worker& w);
   // NVRTC's predefined macros for this kernel's options on `arch` (the host build's view).
+  CompileOptions nvrtc_probe_options(int arch) const;
   std::vector<std::pair<std::string, std::string>> device_macros(int arch) const;
+  std::set<std::string> nvrtc_lacks(int arch) const;
+  std::set<std::string> nvrtc_macros_among(const std::vector<std::string>& words, int arch) const;
   RunOutcome run_in(Worker& w, const Case& c, const CaseData& data, int run_index);
   bool map_arena(std::uint64_t bytes);
   // The checked build's finding in the dead worker's stderr, as the run's failure; false when

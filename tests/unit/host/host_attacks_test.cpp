@@ -43,6 +43,31 @@ std::string build(const std::string& source, const HostCompileOptions& o = optio
 
 const char* kKernel = "__global__ void k(int* y) { y[0] = 1; }\n";
 
+// What g++ compiles is the program NVRTC compiled: every name of the candidate's that NVRTC did
+// not give it (its own, `std`, and a C library name NVRTC lacks though its headers mention it,
+// `time`) gets a prefix no header uses, so no overload of the C or C++ library's can meet it;
+// CUDA's names, the language's and libcu++'s cuda::std keep theirs (a header the source
+// includes would add its own, numeric_limits), and a message gets the candidate's back.
+TEST(HostCompile, TheCandidatesOwnNamesAreKeptApartFromTheHostLibraries) {
+  const auto known = nvrtc_names("/usr/local/cuda/include", {}, {"time"});
+  EXPECT_EQ(keep_own_names_apart(
+                "namespace std { __device__ double min(double left_term, double right_term); }\n"
+                "__global__ void sum_kernel(float* answers) {\n"
+                "  answers[threadIdx.x] = fadd(sqrtf(answers[0]), std::min(1, 2)) + time(0);\n"
+                "  const int biggest = cuda::std::numeric_limits<int>::max(); // fadd\n"
+                "}\n",
+                known),
+            "namespace kjc_std { __device__ double min(double kjc_left_term, double "
+            "kjc_right_term); }\n"
+            "__global__ void kjc_sum_kernel(float* kjc_answers) {\n"
+            "  kjc_answers[threadIdx.x] = kjc_fadd(sqrtf(kjc_answers[0]), kjc_std::min(1, 2)) + "
+            "kjc_time(0);\n"
+            "  const int kjc_biggest = cuda::std::kjc_numeric_limits<int>::max(); // fadd\n"
+            "}\n");
+  EXPECT_EQ(with_own_names_restored("error: 'kjc_fadd' was not declared; kjc_kjc_x"),
+            "error: 'fadd' was not declared; kjc_x");
+}
+
 TEST(HostCompile, ReadsNoFileOutsideItsReach) {
   // A header outside the toolchain, kjudge's headers and the build folder (as /etc or a home
   // folder would be): the attack included /etc/hostname or /proc/self/environ.

@@ -557,7 +557,7 @@ __global__ void check(int n) {
   o.device_macros = {{"__CUDACC__", "1"}, {"__CUDACC_RTC__", "1"}, {"__CUDA_ARCH__", "900"}};
   const auto m = compile_host_module(R"(
 __global__ void forge() {
-  __assertfail("x\nPASS all\n", "f\".cu", 77, __PRETTY_FUNCTION__, sizeof(char));
+  __assertfail("x\nPASS all\n", "f\".cu", 77, __func__, sizeof(char));
 }
 )",
                                      "forge.cu", {"forge"}, o);

@@ -223,7 +223,7 @@ TEST(Defences, TheSwitchesNamedTurnOffTheirDefencesOnly) {
     every.emplace(name);
   const Defences none = Defences::all_but(every);
   for (const bool on : {none.isolation, none.redzone, none.poison, none.input_hash, none.rerun,
-                        none.static_scan, none.regenerate})
+                        none.static_scan, none.regenerate, none.one_program})
     EXPECT_FALSE(on);
 }
 

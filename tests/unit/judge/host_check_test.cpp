@@ -231,6 +231,33 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
       << v.message;
 }
 
+// One source, two programs: each trap below passed on the host while its GPU code writes zeros
+// (an overload only g++ saw, a macro only g++ defined, a feature probe or a function name each
+// compiler answers its own way). With the host compiling the program NVRTC compiled, each is the
+// GPU's FAIL; with the `one_program` test switch off, each passes again.
+TEST(HostCheck, TheHostCompilesTheProgramNvrtcCompiled) {
+  const std::pair<const char*, Reason> traps[] = {
+      {"host_overload_std", Reason::mismatch},
+      {"host_overload_libm", Reason::mismatch},
+      {"host_overload_time", Reason::mismatch},
+      {"counter_probe", Reason::mismatch},
+      {"preprocessor_probe", Reason::forbidden_construct},
+      {"pretty_function", Reason::forbidden_construct}};
+  for (const auto& [trap, reason] : traps) {
+    SCOPED_TRACE(trap);
+    const fs::path cand = problems() / "vector_add" / "traps" / (std::string(trap) + ".cu");
+    const Verdict v = judge("vector_add", cand, host_options());
+    EXPECT_EQ(v.outcome, Outcome::fail) << describe(v);
+    EXPECT_EQ(v.reason, reason) << describe(v);
+    ::setenv("KJ_TEST_DISABLE", "one_program", 1);
+    allow_test_switches(true);
+    const Verdict without = judge("vector_add", cand, host_options());
+    ::unsetenv("KJ_TEST_DISABLE");
+    allow_test_switches(false);
+    EXPECT_EQ(without.outcome, Outcome::pass) << describe(without);
+  }
+}
+
 // A right answer that also counts its calls in a __device__ variable: state kept between
 // launches, found in the PTX before anything runs; with the scan's test switch off it passes.
 TEST(HostCheck, AWriteToADeviceVariableIsForbiddenAndPassesWithoutTheScan) {
@@ -789,8 +816,9 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   o.only_case = p.hash.substr(0, 8) + ":host0:0:id";
   // Its __device__ state is a forbidden construct: the static scan stops it before it runs.
   EXPECT_EQ(check(p, c, o).reason, Reason::forbidden_construct);
-  // With the scan off, the timed runs' own check must catch the replay.
-  ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
+  // With the scan off, and each timed run on the case's own inputs (regenerate off, where a
+  // replay keyed on them could fire), the timed runs' own check must catch the replay.
+  ::setenv("KJ_TEST_DISABLE", "static_scan,regenerate", 1);
   allow_test_switches(true);
   const Verdict checked = check(p, c, o);
   EXPECT_EQ(checked.outcome, Outcome::pass) << describe(checked);
@@ -804,6 +832,53 @@ __global__ void vector_add(const float* x, const float* y, float* z, int N) {
   EXPECT_EQ(v.message.rfind("timed run ", 0), 0u) << v.message;
   EXPECT_NE(v.message.find(" of 3: output 'z'"), std::string::npos) << v.message;
   EXPECT_FALSE(v.runtime_ms);
+}
+
+// A kernel that, once it has run twice, replays the answer it kept instead of computing: right
+// while every timed run gets the check's inputs, so the host bench once timed a kernel doing no
+// work. Each timed run now gets inputs of its own (`regenerate`), on which the kept answer is
+// stale. Its __device__ state is the static scan's finding; the scan is off to reach the runs.
+TEST(HostBench, EachTimedRunGetsInputsOfItsOwn) {
+  const fs::path cand = fs::temp_directory_path() / "kjudge_host_kept_answer.cu";
+  std::ofstream(cand) << R"cu(/* kjudge
+[[launch]]
+kernel = "vector_add"
+grid = [1]
+block = [256]
+args = ["x", "y", "z", "N"]
+*/
+__device__ float kept[1 << 16];
+__device__ int runs;
+__global__ void vector_add(const float* x, const float* y, float* z, int N) {
+  const bool replay = runs >= 2 && N <= (1 << 16);
+  __syncthreads();
+  for (int i = threadIdx.x; i < N; i += blockDim.x) {
+    if (replay) {
+      z[i] = kept[i];
+    } else {
+      z[i] = x[i] + y[i];
+      if (N <= (1 << 16)) kept[i] = z[i];
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) ++runs;
+}
+)cu";
+  const Problem p = load_problem(problems() / "vector_add");
+  const Candidate c = load_candidate(cand, p);
+  CheckOptions o = host_options();
+  o.only_case = p.hash.substr(0, 8) + ":host0:0:id"; // `runs` counts across cases
+  o.race_detection = false; // every run in the one worker, whose `runs` the replay counts
+  allow_test_switches(true);
+  ::setenv("KJ_TEST_DISABLE", "static_scan", 1);
+  const Verdict fresh = bench(p, c, BenchOptions{o, 4, {}, {}});
+  ::setenv("KJ_TEST_DISABLE", "static_scan,regenerate", 1);
+  const Verdict same = bench(p, c, BenchOptions{o, 4, {}, {}});
+  ::unsetenv("KJ_TEST_DISABLE");
+  allow_test_switches(false);
+  EXPECT_EQ(fresh.reason, Reason::stale_output) << describe(fresh);
+  EXPECT_EQ(fresh.message.rfind("timed run ", 0), 0u) << fresh.message;
+  EXPECT_EQ(same.outcome, Outcome::pass) << describe(same);
 }
 
 // ---- kjudge bench --against: the configuration tier -------------------------------------------

@@ -195,8 +195,9 @@ struct ExpectEntry {
 
 // The defences of docs/design.md "Defences" that have a KJ_TEST_DISABLE switch (defences.hpp): a
 // trap names the one that catches it, so a defence test can run it with the switch on and off.
-const std::set<std::string> kDefences = {"isolation", "redzone",     "poison",    "input_hash",
-                                          "rerun",     "static_scan", "regenerate"};
+const std::set<std::string> kDefences = {"isolation",  "redzone",    "poison",
+                                          "input_hash", "rerun",      "static_scan",
+                                          "regenerate", "one_program"};
 
 std::vector<ExpectEntry> read_expect(const fs::path& dir) {
   const fs::path file = dir / "expect.toml";
