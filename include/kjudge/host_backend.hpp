@@ -34,16 +34,15 @@ class UnsupportedOnHost : public ErrorOfKind<ErrorKind::unsupported> {
 // UnsupportedOnHost for inline PTX, tensor-core instructions, grid-wide synchronisation,
 // cooperative groups and CUB, the compilers' own spellings (__PRETTY_FUNCTION__), and for a
 // `__shared__` declaration it cannot read. With `nvrtc_known` (nvrtc_names), the source's own
-// names are first kept apart from the host's (keep_own_names_apart); the expressions must then
-// have been too.
+// names and the expressions' are first kept apart from the host's (keep_own_names_apart).
 std::string rewrite_for_host(std::string_view source, std::string_view file_name,
                              const std::vector<std::string>& expressions,
                              const std::set<std::string, std::less<>>* nvrtc_known = nullptr);
 
 // The names NVRTC gives a source without its declaring them: the language's words, the
 // identifiers of the toolkit's device headers it provides with no #include (crt/, sm_*,
-// device_*, vector_*, ...) and of `headers` (those the source's preprocessing entered), less the
-// host's own namespaces (std, kjh, boost, ...) and `nvrtc_lacks`. Read from the headers' text,
+// device_*, vector_*, ...) and of `headers` (those the source's preprocessing entered), less
+// `nvrtc_lacks`. Read from the headers' text,
 // the identifiers include words NVRTC does not declare (a parameter's name, a host-only
 // declaration's); those the host's C library also has are what `nvrtc_lacks` takes back out
 // (host_library_names, then nvrtc_undeclared_names: `time`, `random`, `error`); `nvrtc_knows`
@@ -62,7 +61,8 @@ std::vector<std::string> words_outside(std::string_view source,
 std::vector<std::string> host_library_names(const std::set<std::string, std::less<>>& names);
 
 // `text` (the candidate's lines as preprocess_as_nvrtc gives them) with every identifier outside
-// `nvrtc_known` given the prefix `kjc_`: the candidate's own names, which then never meet a
+// `nvrtc_known`, and the host's own namespaces (std, kjh, boost, ...) wherever a toolkit header
+// mentions them, given the prefix `kjc_`: the candidate's own names, which then never meet a
 // name of the C or C++ library's headers the host compiler also reads (an overload g++ alone
 // sees, a function argument-dependent lookup finds only there). `cuda::std` keeps its name.
 std::string keep_own_names_apart(std::string_view text,

@@ -204,24 +204,22 @@ constexpr std::string_view kOnlyTheHostDefines[] = {"__has_c_attribute", "__COUN
 
 void refuse_what_the_preprocessors_answer_otherwise(std::string_view source,
                                                     std::string_view file_name) {
-  const lex::LexResult lexed = lex::tokenize(source);
-  auto check = [&](std::string_view text, int line) {
-    const lex::LexResult words = lex::tokenize(text);
-    for (const lex::Token& t : words.tokens)
-      if (t.kind == lex::TokenKind::identifier &&
-          std::find(std::begin(kAnsweredOtherwise), std::end(kAnsweredOtherwise),
-                    t.text(text)) != std::end(kAnsweredOtherwise))
-        throw UnsupportedOnHost(fmt::format(
-            "unsupported on host backend: {} at {}:{} (the host compiler's preprocessor "
-            "answers it otherwise than NVRTC's)",
-            t.text(text), file_name, line + t.line - 1));
+  auto check = [&](std::string_view name, int line) {
+    if (std::find(std::begin(kAnsweredOtherwise), std::end(kAnsweredOtherwise), name) !=
+        std::end(kAnsweredOtherwise))
+      throw UnsupportedOnHost(fmt::format(
+          "unsupported on host backend: {} at {}:{} (the host compiler's preprocessor "
+          "answers it otherwise than NVRTC's)",
+          name, file_name, line));
   };
-  for (const lex::Token& t : lexed.tokens) {
+  for (const lex::Token& t : lex::tokenize(source).tokens) {
     if (t.kind == lex::TokenKind::identifier) check(t.text(source), t.line);
-    if (t.kind == lex::TokenKind::preprocessor) {
-      const std::string_view line = t.text(source);
-      check(line.substr(std::min(line.find('#') + 1, line.size())), t.line);
-    }
+    if (t.kind != lex::TokenKind::preprocessor) continue;
+    // A directive's words, lexed again without its '#'.
+    const std::string_view line = t.text(source);
+    const std::string_view words = line.substr(std::min(line.find('#') + 1, line.size()));
+    for (const lex::Token& w : lex::tokenize(words).tokens)
+      if (w.kind == lex::TokenKind::identifier) check(w.text(words), t.line + w.line - 1);
   }
 }
 
@@ -503,10 +501,7 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
     const std::string seen = preprocess_as_nvrtc(source, file_name, options, &headers);
     const auto known =
         nvrtc_names(options.cuda_include, headers, options.nvrtc_lacks, options.nvrtc_knows);
-    std::vector<std::string> own_expressions;
-    for (const std::string& e : expressions)
-      own_expressions.push_back(keep_own_names_apart(e, known));
-    text = rewrite_for_host(seen, file_name, own_expressions, &known);
+    text = rewrite_for_host(seen, file_name, expressions, &known);
   }
 
   // A unique name per process and call, renamed into place: concurrent checks never see half a

@@ -104,28 +104,38 @@ bool is_host_namespace(std::string_view name) {
          std::end(kHostNamespaces);
 }
 
+// The language's words and the identifiers of the toolkit's implicit device headers: read once
+// per process and toolkit folder (every host build of a candidate starts from them).
+const std::set<std::string, std::less<>>& implicit_names(const fs::path& cuda_include) {
+  static std::mutex mutex;
+  static std::map<fs::path, std::set<std::string, std::less<>>> known;
+  const std::lock_guard lock(mutex);
+  if (const auto it = known.find(cuda_include); it != known.end()) return it->second;
+  std::set<std::string, std::less<>>& names = known[cuda_include];
+  names.insert(std::begin(kLanguage), std::end(kLanguage));
+  std::error_code ec;
+  if (cuda_include.empty()) return names;
+  for (const fs::path& dir : {cuda_include, cuda_include / "crt"})
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.is_regular_file(ec) && is_implicit_api(entry.path(), cuda_include)) {
+        const auto& more = header_identifiers(entry.path());
+        names.insert(more.begin(), more.end());
+      }
+  return names;
+}
+
 } // namespace
 
 std::set<std::string, std::less<>> nvrtc_names(const fs::path& cuda_include,
                                                const std::vector<fs::path>& headers,
                                                const std::set<std::string>& nvrtc_lacks,
                                                const std::set<std::string>& nvrtc_knows) {
-  std::set<std::string, std::less<>> names(std::begin(kLanguage), std::end(kLanguage));
-  std::vector<fs::path> files = headers;
-  std::error_code ec;
-  if (!cuda_include.empty()) {
-    for (const fs::path& dir : {cuda_include, cuda_include / "crt"})
-      for (const auto& entry : fs::directory_iterator(dir, ec))
-        if (entry.is_regular_file(ec) && is_implicit_api(entry.path(), cuda_include))
-          files.push_back(entry.path());
-  }
-  for (const fs::path& f : files) {
+  std::set<std::string, std::less<>> names = implicit_names(cuda_include);
+  for (const fs::path& f : headers) {
     const auto& more = header_identifiers(f);
     names.insert(more.begin(), more.end());
   }
   names.insert(nvrtc_knows.begin(), nvrtc_knows.end());
-  for (const std::string_view n : kHostNamespaces)
-    names.erase(std::string(n));
   for (const std::string& n : nvrtc_lacks)
     names.erase(n);
   return names;

@@ -308,7 +308,10 @@ std::string rewrite_for_host(std::string_view original, std::string_view file_na
   const std::string own = nvrtc_known ? keep_own_names_apart(original, *nvrtc_known) : "";
   const std::string_view source = nvrtc_known ? std::string_view(own) : original;
   const std::vector<Token> code = lex::code_tokens(lex::tokenize(source));
-  return with_shared_storage_per_block(source, code, file_name) + entries(expressions);
+  std::vector<std::string> own_expressions;
+  for (const std::string& e : expressions)
+    own_expressions.push_back(nvrtc_known ? keep_own_names_apart(e, *nvrtc_known) : e);
+  return with_shared_storage_per_block(source, code, file_name) + entries(own_expressions);
 }
 
 } // namespace kj

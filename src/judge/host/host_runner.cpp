@@ -113,26 +113,33 @@ CompileOptions HostKernelRunner::nvrtc_probe_options(int arch) const {
   return probe;
 }
 
-std::vector<std::pair<std::string, std::string>> HostKernelRunner::device_macros(int arch) const {
+namespace {
+
+// `ask(probe)`, asked once per process and set of probe options (each `Ask` keeps its own answers).
+template <class Ask>
+auto asked_once_per_options(const CompileOptions& probe, Ask ask) {
+  using Answer = decltype(ask(probe));
   static std::mutex mutex;
-  static std::map<std::string, std::vector<std::pair<std::string, std::string>>> known;
-  const CompileOptions probe = nvrtc_probe_options(arch);
-  const std::string key = fmt::format("{}|{}", arch, fmt::join(probe.options, " "));
+  static std::map<std::string, Answer> known;
+  const std::string key = fmt::format("{}|{}", probe.arch, fmt::join(probe.options, " "));
   const std::lock_guard lock(mutex);
   if (const auto it = known.find(key); it != known.end()) return it->second;
-  return known[key] = nvrtc_predefined_macros(predefined_macro_names(host_), probe);
+  return known[key] = ask(probe);
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::string>> HostKernelRunner::device_macros(int arch) const {
+  return asked_once_per_options(nvrtc_probe_options(arch), [&](const CompileOptions& probe) {
+    return nvrtc_predefined_macros(predefined_macro_names(host_), probe);
+  });
 }
 
 // The host C library's names NVRTC's headers mention but NVRTC does not declare.
 std::set<std::string> HostKernelRunner::nvrtc_lacks(int arch) const {
-  static std::mutex mutex;
-  static std::map<std::string, std::set<std::string>> known;
-  const CompileOptions probe = nvrtc_probe_options(arch);
-  const std::string key = fmt::format("{}|{}", arch, fmt::join(probe.options, " "));
-  const std::lock_guard lock(mutex);
-  if (const auto it = known.find(key); it != known.end()) return it->second;
-  return known[key] =
-             nvrtc_undeclared_names(host_library_names(nvrtc_names(host_.cuda_include, {})), probe);
+  return asked_once_per_options(nvrtc_probe_options(arch), [&](const CompileOptions& probe) {
+    return nvrtc_undeclared_names(host_library_names(nvrtc_names(host_.cuda_include, {})), probe);
+  });
 }
 
 // Those of `words` (the candidate's) NVRTC defines as macros for the candidate's options. A probe
