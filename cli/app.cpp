@@ -167,6 +167,11 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
       ->check(ordinal);
   run->add_option("--jobs", r.jobs, "judges per device, side by side; default 1")
       ->check(CLI::Range(1, 64));
+  run->add_option("--build-jobs", r.build_jobs,
+                  "KernelBench suites: load_inline builds made at once by each judge, ahead of "
+                  "judging (default: the cores less one, shared among the judges; 0: each "
+                  "candidate builds in its judge)")
+      ->check(CLI::Range(0, 1024));
   run->add_option("--shard", r.shard, "judge shard i of n (i/n); `kjudge merge` joins them");
   auto* run_out = run->add_option("--out", r.out, "the result folder (default runs/SUITE-TIME)");
   run->add_option("--resume", r.resume, "go on with a result folder: judge what it lacks")

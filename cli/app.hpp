@@ -135,6 +135,7 @@ struct RunArgs {
   bool debug = false;
   std::vector<int> devices;
   int jobs = 1;
+  int build_jobs = -1;                 // KernelBench suites: build workers (-1: the cores less one)
   std::string shard;                   // "i/n"
   std::string out, resume;             // the result folder (default runs/<suite>-<time>)
   std::string backend = "auto";

@@ -1,5 +1,6 @@
-// `kjudge cache stats|clear`: what the NVRTC cache and the oracle's case cache hold on disk, or
-// emptying them; and the folders both default to, which `check`, `bench` and `serve` share.
+// `kjudge cache stats|clear`: what the NVRTC cache, the oracle's case cache and the KernelBench
+// build cache (kernelbench-builds/ in the NVRTC cache's folder) hold on disk, or emptying them;
+// and the folders they default to, which `check`, `bench`, `serve` and `run` share.
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
@@ -78,12 +79,16 @@ int run_cache(const CacheArgs& a, std::ostream& out, std::ostream&) {
   const fs::path nvrtc_dir =
       checked_folder(a.cache.empty() ? default_cache_dir() : fs::path(a.cache), "--cache");
   const fs::path case_dir = case_cache_dir_of(a.case_cache_dir);
+  const fs::path builds_dir = nvrtc_dir.empty() ? fs::path() : nvrtc_dir / "kernelbench-builds";
   if (a.action == "clear") {
     const std::uint64_t nvrtc = nvrtc_dir.empty() ? 0 : clear_nvrtc_cache(nvrtc_dir);
     const std::uint64_t cases = case_dir.empty() ? 0 : clear_case_cache(case_dir);
+    const std::uint64_t builds = builds_dir.empty() ? 0 : clear_kernelbench_builds(builds_dir);
     if (a.json) {
       out << nlohmann::json{{"nvrtc_cache", {{"dir", nvrtc_dir.string()}, {"removed", nvrtc}}},
-                            {"case_cache", {{"dir", case_dir.string()}, {"removed", cases}}}}
+                            {"case_cache", {{"dir", case_dir.string()}, {"removed", cases}}},
+                            {"kernelbench_builds",
+                             {{"dir", builds_dir.string()}, {"removed", builds}}}}
                  .dump(2)
           << "\n";
     } else {
@@ -91,19 +96,26 @@ int run_cache(const CacheArgs& a, std::ostream& out, std::ostream&) {
         out << "NVRTC cache " << nvrtc_dir.string() << ": " << nvrtc << " files removed\n";
       if (!case_dir.empty())
         out << "case cache " << case_dir.string() << ": " << cases << " files removed\n";
+      if (!builds_dir.empty())
+        out << "KernelBench build cache " << builds_dir.string() << ": " << builds
+            << " builds removed\n";
     }
     return 0;
   }
   const CacheFolderFacts nvrtc = nvrtc_cache_facts(nvrtc_dir);
   const CacheFolderFacts cases = case_cache_facts(case_dir);
+  const CacheFolderFacts builds = kernelbench_build_facts(builds_dir);
   if (a.json) {
-    nlohmann::json j = {{"nvrtc_cache", nvrtc_dir.empty() ? nlohmann::json() : folder_json(nvrtc, false)},
-                        {"case_cache", case_dir.empty() ? nlohmann::json() : folder_json(cases, true)}};
+    nlohmann::json j = {
+        {"nvrtc_cache", nvrtc_dir.empty() ? nlohmann::json() : folder_json(nvrtc, false)},
+        {"case_cache", case_dir.empty() ? nlohmann::json() : folder_json(cases, true)},
+        {"kernelbench_builds", builds_dir.empty() ? nlohmann::json() : folder_json(builds, false)}};
     out << j.dump(2) << "\n";
     return 0;
   }
   if (!nvrtc_dir.empty()) print_folder(out, "NVRTC cache", nvrtc, false);
   if (!case_dir.empty()) print_folder(out, "case cache", cases, true);
+  if (!builds_dir.empty()) print_folder(out, "KernelBench build cache", builds, false);
   return 0;
 }
 

@@ -47,6 +47,36 @@ fs::path result_folder(const RunArgs& a, const suite::Suite& s) {
                                         fmt::gmtime(std::chrono::system_clock::now()));
 }
 
+// A KernelBench suite's judges: `python -m kjudge.kernelbench.serve` per device (`--devices`,
+// else the default one) and `--jobs`, the cores less one shared among their build farms unless
+// --build-jobs says, their builds beside the NVRTC cache's entries (where `kjudge cache` finds
+// them).
+std::vector<std::vector<std::string>> kernelbench_judges(const RunArgs& a, const fs::path& cache) {
+  const char* python = std::getenv("KJUDGE_PYTHON");
+  std::vector<std::string> devices;
+  if (a.backend == "host") devices.push_back("cpu");
+  else
+    for (const int d : a.devices)
+      devices.push_back(fmt::format("cuda:{}", d));
+  if (devices.empty()) devices.push_back(""); // the adapter's default device
+  const std::size_t judges = devices.size() * static_cast<std::size_t>(a.jobs);
+  const long cores = std::max(2L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const int build_jobs = a.build_jobs >= 0 ? a.build_jobs
+                                           : static_cast<int>(std::max<long>(
+                                                 1, (cores - 1) / static_cast<long>(judges)));
+  std::vector<std::vector<std::string>> commands;
+  for (const std::string& device : devices)
+    for (int j = 0; j < a.jobs; ++j) {
+      std::vector<std::string> c = {python && *python ? python : "python3", "-m",
+                                    "kjudge.kernelbench.serve", "--build-jobs",
+                                    std::to_string(build_jobs)};
+      if (!device.empty()) c.insert(c.end(), {"--device", device});
+      if (!cache.empty()) c.insert(c.end(), {"--build-cache", cache.string()});
+      commands.push_back(std::move(c));
+    }
+  return commands;
+}
+
 } // namespace
 
 int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
@@ -65,14 +95,12 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   const auto kernelbench = std::count_if(s.problems.begin(), s.problems.end(),
                                          [](const suite::Entry& e) { return e.kernelbench; });
   if (kernelbench > 0) {
-    // KernelBench-format problems are judged by the Python adapter, speaking serve's protocol.
-    if (static_cast<std::size_t>(kernelbench) != s.problems.size() || !a.ray.empty())
+    // KernelBench-format problems are judged by the Python adapter, speaking serve's protocol
+    // (on Ray, the actors' `kjudge serve` hands them to it).
+    if (static_cast<std::size_t>(kernelbench) != s.problems.size())
       throw SpecError({(fs::path(a.suite) / "manifest.toml").string(), "problem", 0, 0},
-                      "a suite of KernelBench problems holds no other kind (and runs here, not "
-                      "on Ray)");
-    const char* python = std::getenv("KJUDGE_PYTHON");
-    o.judge_command = {python && *python ? python : "python3", "-m", "kjudge.kernelbench.serve"};
-    if (a.backend == "host") o.judge_command.insert(o.judge_command.end(), {"--device", "cpu"});
+                      "a suite of KernelBench problems holds no other kind");
+    o.judge_commands = kernelbench_judges(a, o.judge.defaults.cache_dir);
   }
   if (!a.ray.empty()) {
     // The secret stays on this machine: Ray's judges are other machines' processes.
@@ -82,9 +110,11 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
                       "hidden shapes drawn with a secret are judged here, not on Ray: the secret "
                       "would travel to the cluster's nodes");
     const char* python = std::getenv("KJUDGE_PYTHON");
-    o.judge_command = {python && *python ? python : "python3", "-m", "kjudge.ray", "--address",
-                       a.ray, "--backend", a.backend, "--kjudge", self_executable().string()};
-    if (a.actors > 0) o.judge_command.insert(o.judge_command.end(), {"--actors", std::to_string(a.actors)});
+    std::vector<std::string> ray = {python && *python ? python : "python3", "-m", "kjudge.ray",
+                                    "--address", a.ray, "--backend", a.backend, "--kjudge",
+                                    self_executable().string()};
+    if (a.actors > 0) ray.insert(ray.end(), {"--actors", std::to_string(a.actors)});
+    o.judge_commands = {ray};
   }
   o.runs = a.runs;
   o.timing.min_time_s = a.min_time;

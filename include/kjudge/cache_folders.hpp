@@ -1,6 +1,8 @@
 // What kjudge's on-disk caches hold, and emptying them (`kjudge cache stats|clear`): the NVRTC
-// cache (CheckOptions::cache_dir, its `.kjc` entries) and the oracle's case cache
-// (CheckOptions::case_cache_dir). Only files kjudge writes there are counted or removed.
+// cache (CheckOptions::cache_dir, its `.kjc` entries), the oracle's case cache
+// (CheckOptions::case_cache_dir) and the KernelBench build cache (kjudge.kernelbench.build: a
+// folder per candidate source under the NVRTC cache's kernelbench-builds/). Only files kjudge
+// writes there are counted or removed.
 #pragma once
 
 #include <cstdint>
@@ -31,5 +33,10 @@ CacheFolderFacts case_cache_facts(const std::filesystem::path& dir);
 // how many files went.
 std::uint64_t clear_nvrtc_cache(const std::filesystem::path& dir);
 std::uint64_t clear_case_cache(const std::filesystem::path& dir);
+// `dir` is the build cache's own folder (NVRTC cache/kernelbench-builds): its entries are the
+// folders named by a 64-digit key that hold a build.json; clearing removes them (and builds
+// left half made, .entry-*) and returns how many folders went.
+CacheFolderFacts kernelbench_build_facts(const std::filesystem::path& dir);
+std::uint64_t clear_kernelbench_builds(const std::filesystem::path& dir);
 
 } // namespace kj

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -119,6 +120,11 @@ struct HostCompileOptions {
   std::set<std::string> nvrtc_lacks;
   // The source's words NVRTC defines as macros in its builtin header alone (INFINITY): NVRTC's.
   std::set<std::string> nvrtc_knows;
+  // The text the host would compile, as preprocess_as_nvrtc made it, handed over before it is
+  // built (one_program): it must be the program NVRTC compiled. The caller compiles it with
+  // NVRTC and compares the module with the candidate's; throws UnsupportedOnHost where they
+  // differ. Empty: not asked.
+  std::function<void(const std::string& text)> nvrtc_compiles_the_same;
 };
 
 // The names of the macros the host compiler predefines for a C++ source (g++ -dM), and those
@@ -134,6 +140,12 @@ std::vector<std::string> predefined_macro_names(const HostCompileOptions& option
 std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_name,
                                 const HostCompileOptions& options,
                                 std::vector<std::filesystem::path>* entered = nullptr);
+
+// Whether preprocess_as_nvrtc's `preprocessed` text is `source` token for token: the source has
+// no directive but #include and #pragma, includes the same headers, and no macro expanded in its
+// lines. Then neither preprocessor decided anything, and NVRTC need not be asked whether the
+// text is its program (HostCompileOptions::nvrtc_compiles_the_same).
+bool preprocessing_kept_the_tokens(std::string_view source, std::string_view preprocessed);
 
 // The folders the host compiler and the loader find Boost.Context in: those of kjudge's own
 // build, then CPLUS_INCLUDE_PATH and LIBRARY_PATH of kjudge's environment (the compile gets an

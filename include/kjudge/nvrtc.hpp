@@ -114,6 +114,11 @@ std::optional<CompiledModule> cached_module(std::string_view source, std::string
                                             const std::vector<std::string>& name_expressions,
                                             const CompileOptions& options);
 
+// A digest of the code in `ptx`, without its line information (.loc, .file) and comments: two
+// sources NVRTC compiles into the same program have the same digest, whatever their lines and
+// columns (a macro's expansion written out moves them).
+std::string ptx_code_digest(std::string_view ptx);
+
 // The C++ name a lowered (Itanium-mangled, "_Z...") symbol stands for; nullopt for a name that
 // is not mangled or does not demangle.
 std::optional<std::string> demangle(std::string_view lowered);

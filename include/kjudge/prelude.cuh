@@ -1,11 +1,14 @@
 // What every NVRTC compile of kjudge's sees before the source (--pre-include): the few macros
 // device code takes from the C library headers that nvcc brings in implicitly and NVRTC does
 // not (math.h's INFINITY and NAN, stddef.h's NULL). Each only where the source's own headers
-// have not defined it; the host backend gets the same names from the C++ library. assert needs
-// nothing here: NVRTC's own headers define it before this file is read (calling the toolkit's
-// __assertfail), and `#include <assert.h>` or <cassert> reads kjudge/compat/assert.h; the host
-// backend's preprocessing reads that file first in their place.
+// have not defined it; the host backend gets the same names from the C++ library. assert is
+// kjudge/compat/assert.h's (the toolkit's __assertfail, named by __func__), read here in place of
+// the one NVRTC's own headers define (named by __PRETTY_FUNCTION__, which each compiler spells
+// its own way), as the host backend's preprocessing reads it first: the text the host compiles,
+// given to NVRTC, is then the candidate's program (HostKernelRunner::nvrtc_compiles_the_same).
 #pragma once
+
+#include <assert.h>
 
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)

@@ -25,6 +25,10 @@
 
 namespace kj {
 
+namespace judge {
+class PythonAdapter;
+}
+
 struct ServeOptions {
   // What a request does not say: backend, device, cache folder, the worker executable, the
   // include folder, deadlines. Requests may set their own backend, case, fail_fast, runs, ...
@@ -76,9 +80,12 @@ public:
 private:
   struct CachedProblem;
   const Problem& problem(const std::filesystem::path& path);
+  nlohmann::json kernelbench(const nlohmann::json& request);
 
   ServeOptions options_;
   std::map<std::string, std::unique_ptr<CachedProblem>> problems_; // by canonical path
+  // KernelBench-format requests go to the Python adapter, started at the first one.
+  std::unique_ptr<judge::PythonAdapter> kernelbench_;
 };
 
 // One request of a stream: its place (0, 1, ...), the line it came from (for messages), its text.

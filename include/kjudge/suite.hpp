@@ -101,10 +101,11 @@ struct RunOptions {
   // a suite needs correct or not, and a crashing sample would otherwise pay a worker's restart
   // per case. `kjudge run --all-cases` judges every case.
   bool fail_fast = true;
-  // When set, the samples are judged by this command instead of in this process: a program that
-  // speaks serve's protocol on its standard input and output, answers in any order (`python -m
-  // kjudge.ray`: a Ray cluster's judges).
-  std::vector<std::string> judge_command;
+  // When set, the samples are judged by these commands instead of in this process, each a
+  // program that speaks serve's protocol on its standard input and output and answers in any
+  // order (`python -m kjudge.ray`: a Ray cluster's judges; `python -m kjudge.kernelbench.serve`,
+  // one per device and job): the samples are dealt to them in turn, and they run side by side.
+  std::vector<std::vector<std::string>> judge_commands;
   // Called after each sample with (judged so far, to judge in all), from one thread at a time.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -28,8 +28,12 @@ class JudgeActor:
     """One warm `kjudge serve`; requests one at a time (a bench holds its device alone)."""
 
     def __init__(self, kjudge: str, backend: str):
+        # A KernelBench-format request is handed by serve to the Python adapter: this actor's
+        # Python (with kjudge and torch) unless the node's environment names another.
+        env = {"KJUDGE_PYTHON": sys.executable, **os.environ}
         self._serve = subprocess.Popen([kjudge, "serve", "--backend", backend],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                       env=env)
 
     def judge(self, line: str) -> str:
         self._serve.stdin.write(line.rstrip("\n") + "\n")

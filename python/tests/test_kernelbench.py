@@ -294,3 +294,29 @@ def test_a_suite_of_kernelbench_problems_runs_like_any_suite(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["suite_figures"]["problems"] == 3
     assert summary["suite_figures"]["accuracy"] == 1.0  # each problem has a correct candidate
+
+
+def test_serve_and_the_python_judge_take_a_kernelbench_request(tmp_path, monkeypatch):
+    """A trainer posts Python candidates to the endpoint it posts CUDA ones to: `kjudge serve`
+    (here through kjudge.Judge) hands a KernelBench-format request (a problem.py or its folder,
+    a ModelNew source) to the adapter, which it starts at the first one, and a native request
+    beside it is judged as ever."""
+    from kjudge.judge import Judge
+    monkeypatch.setenv("KJUDGE_PYTHON", sys.executable)
+    problem = os.path.join(FIXTURES, "scaled_sum")
+    zeros = ("import torch\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self, scale):\n"
+             "        super().__init__()\n\n    def forward(self, x):\n"
+             "        return torch.zeros(x.shape[0])\n")
+    judge = Judge(backend="host", cache=tmp_path / "nvrtc", case_cache_dir=tmp_path / "cases",
+                  timeout=600)
+    try:
+        good = judge.check(problem, os.path.join(problem, "candidates", "blocked_sum.py"))
+        wrong = judge.check(os.path.join(problem, "problem.py"), source=zeros, name="zeros.py")
+        native = judge.check(os.path.join(HERE, "..", "..", "problems", "vector_add"),
+                             os.path.join(HERE, "..", "..", "problems", "vector_add",
+                                          "solutions", "basic.cu"))
+    finally:
+        judge.close()
+    assert (good.outcome, good.reason) == ("PASS", "none")
+    assert (wrong.outcome, wrong.reason) == ("FAIL", "mismatch")
+    assert (native.outcome, native.reason) == ("PASS", "none")

@@ -254,7 +254,7 @@ def test_times_that_are_not_the_loops_are_the_candidates_fail(tmp_path):
 def test_a_candidate_that_breaks_the_judge_is_its_fail(monkeypatch, tmp_path):
     """Whatever escapes the evaluator on a candidate is that candidate's FAIL in serve's answer,
     and the next request gets a new judge (defence off: the exception ends the serve child)."""
-    def broken(self, problem, path):
+    def broken(self, problem, path, build=None):
         raise ZeroDivisionError("float division by zero")
 
     monkeypatch.setattr(evaluate.Evaluator, "check", broken)

@@ -41,6 +41,31 @@ def test_a_run_on_a_local_cluster_gives_the_results_of_a_run_here(tmp_path):
     assert steady(tmp_path / "ray") == steady(tmp_path / "here")
 
 
+def test_a_kernelbench_suite_runs_on_a_local_cluster(tmp_path):
+    """A suite of KernelBench-format problems on Ray: the actors' `kjudge serve` hands each
+    sample to the Python adapter, and each gets its expected verdict (the spinning candidate
+    left out: its deadline is a minute here)."""
+    pytest.importorskip("torch")
+    from kjudge.kernelbench import expect
+    suite = ROOT / "python" / "tests" / "kernelbench"
+    expected = {c: (o, r) for p, c, o, r in (x[:4] for x in expect.read_expectations(str(suite)))
+                if p == "scaled_sum" and c != "spins"}
+    samples = tmp_path / "samples" / "scaled_sum"
+    samples.mkdir(parents=True)
+    for candidate in expected:
+        source = suite / "scaled_sum" / "candidates" / (candidate + ".py")
+        (samples / source.name).write_text(source.read_text())
+    done = subprocess.run([find_binary(), "run", str(suite), "--samples", str(samples.parent),
+                           "--backend", "host", "--out", str(tmp_path / "ray"), "--ray",
+                           "local", "--actors", "2"], capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "KJUDGE_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = {x["sample"]: (x["outcome"], x["reason"]) for x in steady(tmp_path / "ray")}
+    assert set(got) == set(expected)
+    wrong = {c: got[c] for c, want in expected.items() if not expect.holds(*got[c], *want)}
+    assert wrong == {}, {c: expected[c] for c in wrong}
+
+
 def test_an_actor_killed_mid_run_loses_nothing_and_repeats_nothing():
     problem = str(ROOT / "problems" / "vector_add")
     candidate = str(ROOT / "problems" / "vector_add" / "solutions" / "basic.cu")

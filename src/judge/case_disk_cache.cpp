@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -473,6 +474,50 @@ CacheFolderFacts nvrtc_cache_facts(const fs::path& dir) {
 
 std::uint64_t clear_nvrtc_cache(const fs::path& dir) {
   return disk_cache::clear(dir, cuda_cache::entry_suffix);
+}
+
+namespace {
+
+// A build cache entry's folder name: 64 hexadecimal digits.
+bool is_build_key(const std::string& name) {
+  return name.size() == 64 &&
+         std::all_of(name.begin(), name.end(), [](char c) { return std::isxdigit(c) != 0; });
+}
+
+} // namespace
+
+CacheFolderFacts kernelbench_build_facts(const fs::path& dir) {
+  CacheFolderFacts facts;
+  facts.dir = dir;
+  std::error_code ec;
+  facts.exists = fs::is_directory(dir, ec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!is_build_key(it->path().filename().string()) || it->is_symlink(entry_ec) ||
+        !fs::is_regular_file(it->path() / "build.json", entry_ec))
+      continue;
+    ++facts.entries;
+    for (const auto& file : fs::directory_iterator(it->path(), entry_ec))
+      if (file.is_regular_file(entry_ec)) facts.bytes += file.file_size(entry_ec);
+  }
+  return facts;
+}
+
+std::uint64_t clear_kernelbench_builds(const fs::path& dir) {
+  std::uint64_t removed = 0;
+  std::error_code ec;
+  std::vector<fs::path> doomed;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code entry_ec;
+    if (it->is_symlink(entry_ec) || !it->is_directory(entry_ec)) continue;
+    if (name.starts_with(".entry-") ||
+        (is_build_key(name) && fs::is_regular_file(it->path() / "build.json", entry_ec)))
+      doomed.push_back(it->path());
+  }
+  for (const fs::path& p : doomed)
+    if (fs::remove_all(p, ec) > 0 && !ec) ++removed;
+  return removed;
 }
 
 } // namespace kj

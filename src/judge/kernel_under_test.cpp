@@ -125,6 +125,7 @@ std::optional<StartFailure> compile_in_worker(const std::string& role, const Can
     module.kernels = std::move(hit->kernels);
     module.log = std::move(hit->log);
     module.from_cache = true;
+    module.code_digest = ptx_code_digest(hit->ptx);
     if (settings.defences.static_scan) {
       module.forbidden =
           forbidden_constructs(request.source, request.file_name, hit->ptx, problem.forbid);

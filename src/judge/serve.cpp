@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <istream>
@@ -17,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "judge/python_adapter.hpp"
 #include "kjudge/card.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/report.hpp"
@@ -72,6 +74,23 @@ Judge::Judge(ServeOptions options) : options_(std::move(options)) {
     options_.defaults.spare_workers = make_spare_workers();
 }
 Judge::~Judge() = default;
+
+// A KernelBench request, answered by the adapter on this judge's device (the CPU on the host
+// backend), its builds in the NVRTC cache's folder.
+json Judge::kernelbench(const json& request) {
+  if (!kernelbench_) {
+    const char* python = std::getenv("KJUDGE_PYTHON");
+    std::vector<std::string> command = {python && *python ? python : "python3", "-m",
+                                        "kjudge.kernelbench.serve", "--device",
+                                        options_.defaults.backend == Backend::host
+                                            ? std::string("cpu")
+                                            : fmt::format("cuda:{}", options_.defaults.device)};
+    if (!options_.defaults.cache_dir.empty())
+      command.insert(command.end(), {"--build-cache", options_.defaults.cache_dir.string()});
+    kernelbench_ = std::make_unique<judge::PythonAdapter>(std::move(command));
+  }
+  return kernelbench_->ask(request);
+}
 
 CaseCacheStats Judge::case_cache_stats() const {
   return options_.defaults.case_cache ? kj::case_cache_stats(*options_.defaults.case_cache)
@@ -188,6 +207,9 @@ CheckRequest read_request(const json& request, const CheckOptions& defaults) {
 
 json Judge::handle(const json& request, DeviceTurn* device_turn) {
   const json id = request.is_object() && request.contains("id") ? request["id"] : json(nullptr);
+  if (request.is_object() && request.contains("problem") && request["problem"].is_string() &&
+      judge::is_kernelbench_problem(request["problem"].get<std::string>()))
+    return kernelbench(request);
   try {
     CheckRequest r = read_request(request, options_.defaults);
     r.options.device_turn = device_turn;

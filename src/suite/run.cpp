@@ -2,8 +2,6 @@
 // requests for serve's engine, each answer into one results.jsonl line (appended and flushed, so
 // a killed run keeps what it judged), then the files a reader opens: results.jsonl in the
 // suite's order, summary.json, summary.md, junit.xml.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,8 +23,7 @@
 #include "kjudge/sha256.hpp"
 #include "kjudge/suite.hpp"
 #include "suite/suite_internal.hpp"
-
-extern char** environ;
+#include "util/child_process.hpp"
 
 namespace kj::suite {
 
@@ -234,49 +231,19 @@ struct ChildRun {
 ChildRun run_judge_child(const std::vector<std::string>& command,
                          const std::vector<const RequestLine*>& requests,
                          const std::function<void(long, json)>& answered) {
-  int to_child[2], from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
-    throw InternalError("cannot make the pipes to the judge command");
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
-  ::posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
-  // Nothing else of kjudge's: not results.jsonl's descriptor, which a child could write to.
-  ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  std::vector<std::string> args = command;
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t child = 0;
-  const int spawned = ::posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), environ);
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  if (spawned != 0) {
-    ::close(to_child[1]);
-    ::close(from_child[0]);
-    throw SpecError({command[0], "", 0, 0}, "cannot start the judge command");
-  }
+  const std::optional<util::LineChild> child = util::spawn_line_child(command);
+  if (!child) throw SpecError({command[0], "", 0, 0}, "cannot start the judge command");
   ChildRun run;
   std::thread writer([&] {
-    FILE* out = ::fdopen(to_child[1], "w");
     for (const RequestLine* r : requests) {
-      const std::string line = r->text + "\n";
-      if (std::fwrite(line.data(), 1, line.size(), out) != line.size() || std::fflush(out) != 0)
-        break; // the child is gone; the reader says so
+      if (!util::send_all(child->input, r->text + "\n")) break; // gone; the reader says so
       ++run.sent;
     }
-    std::fclose(out);
+    ::close(child->input);
   });
-  FILE* in = ::fdopen(from_child[0], "r");
-  std::string line;
-  for (int c; (c = std::fgetc(in)) != EOF;) {
-    if (c != '\n') {
-      line += static_cast<char>(c);
-      continue;
-    }
+  while (const std::optional<std::string> line = util::read_line(child->output)) {
     try {
-      json answer = json::parse(line);
+      json answer = json::parse(*line);
       if (answer.value("ready", false)) {
         run.ready = true;
       } else {
@@ -287,11 +254,10 @@ ChildRun run_judge_child(const std::vector<std::string>& command,
     } catch (const json::exception&) {
       // not an answer (a line the child printed): ignored
     }
-    line.clear();
   }
-  std::fclose(in);
+  std::fclose(child->output);
   writer.join();
-  while (::waitpid(child, &run.status, 0) < 0) {
+  while (::waitpid(child->pid, &run.status, 0) < 0) {
   }
   return run;
 }
@@ -307,10 +273,8 @@ std::string how_it_ended(int status) {
 // the rest: every sample gets its answer. A child that ends before it is up is the judge
 // command's fault, an error; what was answered is kept (a resume judges the rest).
 void judge_through_process(const std::vector<std::string>& command,
-                           const std::function<std::optional<RequestLine>()>& next,
+                           const std::vector<RequestLine>& requests,
                            const std::function<void(long, json)>& answered) {
-  std::vector<RequestLine> requests;
-  while (auto r = next()) requests.push_back(std::move(*r));
   std::set<long> done;
   const auto record = [&](long place, json answer) {
     if (done.insert(place).second) answered(place, std::move(answer));
@@ -338,6 +302,30 @@ void judge_through_process(const std::vector<std::string>& command,
                                                      "sample; the rest were judged by a new one",
                                                      how_it_ended(run.status))}}}});
   }
+}
+
+// The requests dealt to the commands in turn, each command's share judged through it
+// (judge_through_process) side by side with the others'.
+void judge_through_processes(const std::vector<std::vector<std::string>>& commands,
+                             const std::function<std::optional<RequestLine>()>& next,
+                             const std::function<void(long, json)>& answered) {
+  std::vector<std::vector<RequestLine>> shares(commands.size());
+  for (std::size_t i = 0; auto r = next(); ++i)
+    shares[i % commands.size()].push_back(std::move(*r));
+  std::vector<std::exception_ptr> failed(commands.size());
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < commands.size(); ++k)
+    threads.emplace_back([&, k] {
+      try {
+        judge_through_process(commands[k], shares[k], answered);
+      } catch (...) {
+        failed[k] = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads)
+    t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
 }
 
 } // namespace
@@ -422,10 +410,10 @@ RunReport run_suite(const Suite& suite, const std::vector<Sample>& samples, cons
     ++report.judged;
     if (options.progress) options.progress(report.judged, pending.size());
   };
-  if (options.judge_command.empty())
+  if (options.judge_commands.empty())
     judge_stream(options.judge, next_request, answered);
   else
-    judge_through_process(options.judge_command, next_request, answered);
+    judge_through_processes(options.judge_commands, next_request, answered);
   log.close();
   RunReport written = write_summaries(suite, by_key, dir);
   written.judged = report.judged;

@@ -189,7 +189,8 @@ json to_json(const ModuleMessage& m, std::string_view op) {
   json j = {{"cubin", to_hex(std::as_bytes(std::span(m.cubin)))},
             {"kernels", std::move(kernels)},
             {"log", m.log},
-            {"from_cache", m.from_cache}};
+            {"from_cache", m.from_cache},
+            {"code_digest", m.code_digest}};
   if (m.forbidden) j["forbidden"] = *m.forbidden;
   if (m.unfenced) j["unfenced"] = *m.unfenced;
   if (op.empty())
@@ -212,6 +213,7 @@ ModuleMessage module_message_from_json(const json& j) {
   }
   m.log = get_string(j, "log");
   m.from_cache = get_bool(j, "from_cache");
+  if (j.contains("code_digest")) m.code_digest = get_string(j, "code_digest");
   if (j.contains("forbidden")) m.forbidden = get_string(j, "forbidden");
   if (j.contains("unfenced")) m.unfenced = get_string(j, "unfenced");
   return m;

@@ -171,6 +171,8 @@ struct ModuleMessage {
   std::optional<std::string> forbidden;
   // Its unfenced "last block done" hand-off (unfenced_handoff): a race, FAIL(nondeterministic).
   std::optional<std::string> unfenced;
+  // ptx_code_digest of its PTX: the host build's text must compile to the same (one_program).
+  std::string code_digest;
 };
 
 struct KernelInfo {

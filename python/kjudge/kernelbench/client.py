@@ -36,7 +36,10 @@ class Worker:
     `load` hands it the candidate; `request` asks for one step."""
 
     def __init__(self, device: str, *, confine: bool = True, require_confinement: bool = True,
-                 memory_bytes: int = 0, kernel_record: str = "cupti"):
+                 memory_bytes: int = 0, kernel_record: str = "cupti",
+                 build: Optional[dict] = None):
+        """`build`: a build worker's (kjudge.kernelbench.build) environment beyond the usual,
+        its CUDA architectures and compile jobs; it sees no GPU."""
         self.folder = tempfile.mkdtemp(prefix="kjudge-kernelbench-")
         self.device = device
         self.confinement = ""
@@ -47,7 +50,7 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-s", "-m", "kjudge.kernelbench.worker", str(to_worker),
              str(from_worker)],
-            pass_fds=(to_worker, from_worker), env=worker_environment(self.folder),
+            pass_fds=(to_worker, from_worker), env=worker_environment(self.folder, build),
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, cwd=self.folder,
             start_new_session=True)
         os.close(to_worker)
@@ -56,7 +59,8 @@ class Worker:
         readable, writable = confinement_paths(self.folder)
         self._send({"device": device, "confine": confine, "readable": readable,
                     "writable": writable, "require_confinement": require_confinement,
-                    "memory_bytes": memory_bytes, "kernel_record": kernel_record})
+                    "memory_bytes": memory_bytes, "kernel_record": kernel_record,
+                    "build": build is not None})
         self._confine_required = require_confinement
 
     def start(self, timeout: float = 120.0) -> str:
@@ -73,13 +77,16 @@ class Worker:
         return self.confinement
 
     def load(self, source: str, init_inputs: list, init_seed: int, timeout: float,
-             weights: Optional[dict] = None) -> dict:
-        """The candidate's import (its compile) and ModelNew's construction (with the recorded
-        weights where given): the worker's answer, {"status": "ready"} or a compile_error /
-        runtime_error with its message."""
+             weights: Optional[dict] = None, prebuilt: Optional[str] = None) -> dict:
+        """The candidate's import (its compile, or the builds in the folder `prebuilt` loaded)
+        and ModelNew's construction (with the recorded weights where given): the worker's
+        answer, {"status": "ready"} or a compile_error / runtime_error with its message. A
+        build worker answers {"status": "built"} and ends."""
         names = list(weights or {})
+        if prebuilt:  # copied into the worker's own folder: the cache is none of its business
+            shutil.copytree(prebuilt, os.path.join(self.folder, "prebuilt"))
         self._send({"op": "candidate", "source": source, "init_inputs": init_inputs,
-                    "init_seed": init_seed, "weights": names},
+                    "init_seed": init_seed, "weights": names, "prebuilt": bool(prebuilt)},
                    tuple(weights[n] for n in names))
         answer, _ = self._receive(timeout, byte_cap=0)
         return answer
@@ -96,6 +103,10 @@ class Worker:
         except OSError:
             return ""
         return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        """Ends the worker (its whole process group) and keeps its folder, to be read."""
+        self._kill()
 
     def close(self) -> None:
         """Ends the worker (its whole process group: compilers it started too) and removes its
@@ -149,9 +160,10 @@ class Worker:
         return WorkerGone("runtime_error", message + (f":\n{tail}" if tail else ""))
 
 
-def worker_environment(folder: str) -> dict[str, str]:
+def worker_environment(folder: str, build: Optional[dict] = None) -> dict[str, str]:
     """Nothing of the judge's environment but where the toolchain is: the build folder is the
-    home, the temporary folder and the extension and Triton caches."""
+    home, the temporary folder and the extension and Triton caches. A build worker's (`build`)
+    sees no GPU and is told the architectures and compile jobs."""
     cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or _nvcc_home()
     path = [os.path.dirname(sys.executable)]
     if cuda_home:
@@ -168,6 +180,9 @@ def worker_environment(folder: str) -> dict[str, str]:
     for name in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST"):
         if name in os.environ:
             env[name] = os.environ[name]
+    if build is not None:
+        env.update({"CUDA_VISIBLE_DEVICES": "", "TORCH_CUDA_ARCH_LIST": build["arch_list"],
+                    "MAX_JOBS": str(build.get("jobs", 1))})
     return env
 
 

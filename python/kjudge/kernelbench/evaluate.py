@@ -73,13 +73,15 @@ class Evaluator:
 
     def __init__(self, settings: Optional[Settings] = None):
         self.settings = settings or Settings()
-        self.device = self.settings.device or _default_device()
+        self.device = self.settings.device or default_device()
         self._problems: dict[tuple, Problem] = {}
         self._spare: Optional[Worker] = None
         self._timing: Optional[tuple[Problem, ReferenceTiming]] = None
 
-    def check(self, problem_path: str, candidate_path: str) -> dict:
-        """The verdict of the candidate file on the problem file, as a dict (see docs)."""
+    def check(self, problem_path: str, candidate_path: str, build=None) -> dict:
+        """The verdict of the candidate file on the problem file, as a dict (see docs).
+        `build`: the candidate's builds made beforehand (kjudge.kernelbench.build.Build), which
+        its worker loads instead of building."""
         began = time.perf_counter()
         try:
             source = open(candidate_path).read()
@@ -101,7 +103,7 @@ class Evaluator:
             return verdict.finish(began)
         worker = self._take_worker()
         try:
-            self._judge_with(worker, source, problem_path, verdict)
+            self._judge_with(worker, source, problem_path, verdict, build)
         finally:
             worker.close()
         return verdict.finish(began)
@@ -119,7 +121,8 @@ class Evaluator:
 
     # ---- the steps -----------------------------------------------------------------------
 
-    def _judge_with(self, worker: Worker, source: str, problem_path: str, verdict) -> None:
+    def _judge_with(self, worker: Worker, source: str, problem_path: str, verdict,
+                    build=None) -> None:
         s = self.settings
         try:
             verdict.isolation["gaps"] = worker.start()
@@ -135,13 +138,23 @@ class Evaluator:
         forbidden = s.forbid if s.forbid is not None else problem.default_forbidden()
         verdict.metadata["forbidden_ops"] = forbidden
         verdict.metadata["excused_cases"] = problem.excused
+        if build is not None:
+            verdict.metadata["build"] = {"key": build.key, "seconds": round(build.seconds, 3),
+                                         "from_cache": build.from_cache,
+                                         "loaded": build.folder is not None}
         compile_began = time.perf_counter()
         try:
             loaded = worker.load(source, problem.init_inputs, s.init_seed, s.compile_timeout,
-                                 weights=problem.weights)
+                                 weights=problem.weights,
+                                 prebuilt=build.folder if build is not None else None)
         except WorkerGone as e:
             verdict.fail("timeout" if e.kind == "timeout" else "compile_error", str(e))
             return
+        if build is not None and isinstance(loaded.get("builds"), dict):
+            # the worker's own count (its word, like its compile time): which load_inline calls
+            # it loaded from the build, which failures it replayed and which it made itself
+            verdict.metadata["build"]["calls"] = {
+                k: v for k, v in loaded["builds"].items() if type(v) is int}
         if loaded.get("status") != "ready":
             verdict.fail_as_the_worker_says(loaded)
             return
@@ -624,7 +637,7 @@ def _output_cap(reference: list) -> int:
     return 2 * sum(t.numel() * 8 for t in reference) + (1 << 20)
 
 
-def _default_device(device: Optional[str] = None) -> str:
+def default_device(device: Optional[str] = None) -> str:
     if device:
         return device
     import torch

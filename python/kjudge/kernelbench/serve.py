@@ -11,7 +11,13 @@ sample a FAIL and starts another), one that ends before it could not start.
 A candidate that breaks the judge (an exception the adapter did not foresee) is that
 candidate's FAIL, never an error of the run: verdicts are rewards.
 
-usage: python -m kjudge.kernelbench.serve [--device cuda:0|cpu] [--timeout S]"""
+Requests are read as they come, ahead of judging: each candidate that calls load_inline is
+handed to a build farm (kjudge.kernelbench.build, `--build-jobs` confined build workers, no GPU
+in sight) at once, so the next candidates build while one is judged, and its judge loads the
+builds. Answers still come in the requests' order.
+
+usage: python -m kjudge.kernelbench.serve [--device cuda:0|cpu] [--timeout S] [--build-jobs N]
+                                          [--build-cache DIR]"""
 from __future__ import annotations
 
 import argparse
@@ -19,19 +25,23 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
 import sys
 import tempfile
+import threading
 from typing import Optional
 
 import kjudge
-from kjudge.kernelbench.evaluate import Evaluator, ProblemError, Settings, judge_fault_verdict
+from kjudge.kernelbench.build import BuildFarm
+from kjudge.kernelbench.evaluate import (Evaluator, ProblemError, Settings, default_device,
+                                         judge_fault_verdict)
 
 
 def _problem_file(path: str) -> str:
     return os.path.join(path, "problem.py") if os.path.isdir(path) else path
 
 
-def answer(judges: dict, request: dict, settings: Settings) -> dict:
+def answer(judges: dict, request: dict, settings: Settings, build=None) -> dict:
     rid = request.get("id")
     op = request.get("op", "check")
     if op not in ("check", "bench") or "problem" not in request:
@@ -54,7 +64,7 @@ def answer(judges: dict, request: dict, settings: Settings) -> dict:
         temporary.close()
         candidate = temporary.name
     try:
-        verdict = judge.check(problem, candidate)
+        verdict = judge.check(problem, candidate, build)
     except ProblemError as e:
         return {"id": rid, "error": {"kind": "spec_error", "message": str(e)}}
     except Exception as e:  # noqa: BLE001: whatever broke, this candidate was on the stand
@@ -71,31 +81,88 @@ def answer(judges: dict, request: dict, settings: Settings) -> dict:
     return {"id": rid, "verdict": verdict}
 
 
+def candidate_source(request: dict) -> Optional[str]:
+    """The request's candidate source, or None where there is none to read."""
+    if "candidate" not in request:
+        return str(request.get("source", ""))
+    try:
+        with open(str(request["candidate"])) as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def read_ahead(lines, farm: Optional[BuildFarm], into: queue.Queue) -> None:
+    """Each line parsed as it comes and queued with its build (a Future, or None), started at
+    once, or (None, why) for a line that is not JSON; None queued at the end."""
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError as e:
+            into.put((None, f"not JSON: {e}"))
+            continue
+        build = None
+        if farm is not None and isinstance(request, dict):
+            source = candidate_source(request)
+            if source and "load_inline" in source:
+                build = farm.submit(source)
+        into.put((request, build))
+    into.put(None)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kjudge.kernelbench.serve")
     p.add_argument("--device", default=None)
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--build-jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                   help="build workers beside the judge (0: each candidate builds in its judge)")
+    p.add_argument("--build-cache", default=None,
+                   help="the build cache's folder (default: kjudge's cache folder)")
     args = p.parse_args(argv)
     settings = Settings(device=args.device, run_timeout=args.timeout)
     judges: dict = {}
+    farm = None
+    if args.build_jobs > 0:
+        try:
+            farm = BuildFarm(args.build_jobs, settings.device or default_device(),
+                             cache_root=args.build_cache, timeout=settings.compile_timeout,
+                             confine=settings.confine,
+                             require_confinement=settings.require_confinement,
+                             memory_bytes=settings.memory_limit_bytes)
+        except Exception as e:  # noqa: BLE001: without a farm each candidate builds in its judge
+            print(f"kjudge.kernelbench.serve: no build farm: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+        if farm is not None and farm.cache_refused:
+            print(f"kjudge.kernelbench.serve: no build cache: {farm.cache_refused}",
+                  file=sys.stderr)
+    requests: queue.Queue = queue.Queue()
+    threading.Thread(target=read_ahead, args=(sys.stdin, farm, requests), daemon=True).start()
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
     try:
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                request = json.loads(line)
-            except ValueError as e:
-                reply = {"id": None, "error": {"kind": "bad_request", "message": f"not JSON: {e}"}}
+        while (item := requests.get()) is not None:
+            request, build = item
+            if request is None:
+                reply = {"id": None, "error": {"kind": "bad_request", "message": build}}
+            elif not isinstance(request, dict):
+                reply = {"id": None, "error": {"kind": "bad_request", "message": "not an object"}}
             else:
-                reply = answer(judges, request, settings) if isinstance(request, dict) else \
-                    {"id": None, "error": {"kind": "bad_request", "message": "not an object"}}
+                built = None
+                if build is not None:
+                    try:
+                        built = build.result()
+                    except Exception:  # noqa: BLE001: without its build, a judge builds
+                        built = None
+                reply = answer(judges, request, settings, built)
             sys.stdout.write(json.dumps(reply, default=str) + "\n")
             sys.stdout.flush()
     finally:
         for judge in judges.values():
             judge.close()
+        if farm is not None:
+            farm.close()
     return 0
 
 

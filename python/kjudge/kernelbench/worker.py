@@ -4,7 +4,11 @@ torch is imported (kjudge._sandbox: namespaces, Landlock, seccomp), builds the c
 ModelNew in its one writable folder, then answers the judge's requests: run a case (on its own
 copy of the inputs, with the caching allocator's free blocks poisoned, the torch ops it calls
 recorded and its inputs checked afterwards), profile a call (which kernels ran, on which
-streams), time calls. It never sees the golden or the reference."""
+streams), time calls. It never sees the golden or the reference.
+
+A build worker (hello's "build", kjudge.kernelbench.build) only imports the candidate and makes
+its ModelNew on the CPU, with no GPU visible, recording each load_inline build
+(kjudge.kernelbench.prebuilt), and ends; a judging worker given those builds loads them."""
 from __future__ import annotations
 
 import importlib.util
@@ -20,6 +24,7 @@ from kjudge.kernelbench import wire
 # Neither module imports torch at import: the worker is still single-threaded here.
 from kjudge.kernelbench.hooks import OpRecorder, profile_call
 from kjudge.kernelbench.timing import time_calls
+from kjudge.kernelbench import prebuilt
 
 _BYTE_CAP = 1 << 36  # the judge is trusted; its messages are as large as the problem's inputs
 
@@ -32,6 +37,8 @@ def main() -> int:
     wire.send(outbox, {"confined": gaps})
     if gaps and hello.get("require_confinement", True):
         return 0
+    if hello.get("build"):
+        return _build(inbox, outbox)
     state = _State(hello)
     wire.send(outbox, {"status": "warm"})
     try:
@@ -56,6 +63,41 @@ def main() -> int:
             header, out = {"status": "runtime_error", "message": _exception_text(e)}, ()
         header["seconds"] = time.perf_counter() - began  # the judge's breakdown of its time
         wire.send(outbox, header, out)
+
+
+def _build(inbox, outbox) -> int:
+    """The build worker: torch up, then the candidate's import and ModelNew on the CPU, each
+    load_inline build recorded in builds/. How the import ended is reported, never judged."""
+    import torch
+    wire.send(outbox, {"status": "warm"})
+    try:
+        candidate, _ = wire.receive(inbox, byte_cap=_BYTE_CAP)
+    except wire.WireError:
+        return 0
+    prebuilt.record_builds(os.path.join(os.getcwd(), "builds"))
+    began = time.perf_counter()
+    ended = "built"
+    try:
+        module = _import_candidate(candidate["source"])
+        if hasattr(module, "ModelNew") and candidate.get("init_inputs") is not None:
+            torch.manual_seed(candidate["init_seed"])  # a build in its __init__ is made here
+            module.ModelNew(*candidate["init_inputs"])
+    except BaseException as e:  # the judging worker meets it again and says what it was
+        ended = _exception_text(e)[:2000]
+    wire.send(outbox, {"status": "built", "import": ended,
+                       "seconds": time.perf_counter() - began})
+    return 0
+
+
+def _import_candidate(source: str):
+    """The candidate's module, from candidate.py in the worker's folder."""
+    path = os.path.join(os.getcwd(), "candidate.py")
+    with open(path, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location("candidate", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _open_kernel_record(torch, hello: dict):
@@ -164,20 +206,19 @@ class _State:
 
     def build_candidate(self, candidate: dict, weights: dict) -> dict:
         """Writes the candidate's source into the build folder, imports it (its load_inline
-        compile included) and builds ModelNew with the problem's init inputs under the
+        compile included, or a build worker's build of it loaded) and builds ModelNew with the problem's init inputs under the
         problem's seed, as KernelBench does."""
         torch = self.torch
-        path = os.path.join(os.getcwd(), "candidate.py")
-        with open(path, "w") as f:
-            f.write(candidate["source"])
+        builds = None
+        if candidate.get("prebuilt"):  # a build worker's builds, in this worker's folder
+            builds = prebuilt.use_builds(os.path.join(os.getcwd(), "prebuilt"))
         try:
-            spec = importlib.util.spec_from_file_location("candidate", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            module = _import_candidate(candidate["source"])
             if not hasattr(module, "ModelNew"):
-                return {"status": "compile_error", "message": "the candidate defines no ModelNew"}
+                return {"status": "compile_error", "message": "the candidate defines no ModelNew",
+                        "builds": builds}
         except BaseException as e:  # SystemExit from a failed build included
-            return {"status": "compile_error", "message": _exception_text(e)}
+            return {"status": "compile_error", "message": _exception_text(e), "builds": builds}
         try:
             torch.manual_seed(candidate["init_seed"])
             model = module.ModelNew(*candidate["init_inputs"])
@@ -188,7 +229,7 @@ class _State:
             self.model = model
         except BaseException as e:
             return {"status": "runtime_error", "message": _exception_text(e)}
-        return {"status": "ready"}
+        return {"status": "ready", "builds": builds}
 
     def op_run(self, request: dict, tensors: list):
         """One case: the outputs, the torch ops called and the outputs it reused; the inputs as

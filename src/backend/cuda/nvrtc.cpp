@@ -29,6 +29,7 @@
 #include "backend/cuda/compile_cache.hpp"
 #include "backend/cuda/nvrtc_internal.hpp"
 #include "kjudge/error.hpp"
+#include "kjudge/sha256.hpp"
 #include "kjudge/spec.hpp"
 
 namespace kj {
@@ -428,6 +429,22 @@ CompiledModule compile_module(std::string_view source, std::string_view file_nam
   return module;
 }
 
+
+std::string ptx_code_digest(std::string_view ptx) {
+  std::string code;
+  code.reserve(ptx.size());
+  while (!ptx.empty()) {
+    const std::size_t end = std::min(ptx.find('\n'), ptx.size());
+    std::string_view line = ptx.substr(0, end);
+    ptx.remove_prefix(std::min(end + 1, ptx.size()));
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) continue;
+    line.remove_prefix(first);
+    if (line.starts_with(".loc") || line.starts_with(".file") || line.starts_with("//")) continue;
+    code.append(line).push_back('\n');
+  }
+  return sha256_hex(code);
+}
 
 std::set<std::string> nvrtc_undeclared_names(const std::vector<std::string>& names,
                                              const CompileOptions& options) {

@@ -225,6 +225,53 @@ void refuse_what_the_preprocessors_answer_otherwise(std::string_view source,
 
 } // namespace
 
+namespace {
+
+// The header an #include line names, without its quotes or brackets; nullopt for another
+// directive. Set `other` when it is neither an #include nor a #pragma.
+std::optional<std::string> included_header(std::string_view directive, bool& other) {
+  const lex::LexResult words = lex::tokenize(directive.substr(directive.find('#') + 1));
+  const std::vector<lex::Token> tokens = lex::code_tokens(words);
+  const std::string_view text = directive.substr(directive.find('#') + 1);
+  const std::string_view name = tokens.empty() ? "" : tokens[0].text(text);
+  if (name == "pragma") return std::nullopt;
+  if (name != "include" || tokens.size() < 2) {
+    other = true;
+    return std::nullopt;
+  }
+  std::string header;
+  for (std::size_t i = 1; i < tokens.size(); ++i)
+    header += tokens[i].text(text);
+  if (header.size() >= 2 && (header.front() == '<' || header.front() == '"'))
+    header = header.substr(1, header.size() - 2);
+  return header;
+}
+
+} // namespace
+
+bool preprocessing_kept_the_tokens(std::string_view source, std::string_view preprocessed) {
+  struct Reading {
+    std::vector<std::string_view> tokens;
+    std::vector<std::string> headers;
+    bool other_directive = false;
+  };
+  auto read = [](std::string_view text) {
+    Reading r;
+    for (const lex::Token& t : lex::tokenize(text).tokens) {
+      if (t.kind == lex::TokenKind::comment) continue;
+      if (t.kind != lex::TokenKind::preprocessor) {
+        r.tokens.push_back(t.text(text));
+      } else if (auto header = included_header(t.text(text), r.other_directive)) {
+        r.headers.push_back(std::move(*header));
+      }
+    }
+    return r;
+  };
+  const Reading before = read(source), after = read(preprocessed);
+  return !before.other_directive && !after.other_directive && before.headers == after.headers &&
+         before.tokens == after.tokens;
+}
+
 std::string preprocess_as_nvrtc(std::string_view source, std::string_view file_name,
                                 const HostCompileOptions& options,
                                 std::vector<fs::path>* entered_headers) {
@@ -455,6 +502,7 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   key_text += options.confine_compile ? "confined\0" : "open\0";
   // A module built before keep_own_names_apart is never reused.
   key_text += options.one_program ? "one program\0" : "two programs\0";
+  key_text += options.nvrtc_compiles_the_same ? "compared with NVRTC's\0" : "not compared\0";
   // What the text compiled is made from: NVRTC's macros, the expressions and the source.
   for (const auto& [macro, value] : options.device_macros)
     key_text += macro + '=' + value + '\0';
@@ -499,6 +547,7 @@ fs::path build_host_module(std::string_view source, std::string_view file_name,
   } else {
     std::vector<fs::path> headers;
     const std::string seen = preprocess_as_nvrtc(source, file_name, options, &headers);
+    if (options.nvrtc_compiles_the_same) options.nvrtc_compiles_the_same(seen);
     const auto known =
         nvrtc_names(options.cuda_include, headers, options.nvrtc_lacks, options.nvrtc_knows);
     text = rewrite_for_host(seen, file_name, expressions, &known);

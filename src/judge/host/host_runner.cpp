@@ -157,6 +157,43 @@ std::set<std::string> HostKernelRunner::nvrtc_macros_among(const std::vector<std
   return out;
 }
 
+// What the preprocessors answer otherwise (a feature probe, even pasted together or inside a
+// header's macro; a header's macro whose expansion is each compiler's) is seen here, whatever
+// its spelling: the text g++ would compile, given to NVRTC, must give the program the
+// candidate's source gave, line information aside.
+std::function<void(const std::string&)> HostKernelRunner::nvrtc_compiles_the_same(int arch) const {
+  struct Answer {
+    std::mutex mutex;
+    std::optional<std::string> text, refusal;
+  };
+  auto answer = std::make_shared<Answer>();
+  return [this, arch, answer](const std::string& text) {
+    const std::lock_guard lock(answer->mutex);
+    if (answer->text != text && preprocessing_kept_the_tokens(kernel_.source.text, text)) {
+      answer->text = text;
+      answer->refusal.reset();
+    } else if (answer->text != text) {
+      Candidate preprocessed = kernel_;
+      preprocessed.source.text = text;
+      ModuleMessage module;
+      std::vector<std::size_t> index_of_launch;
+      answer->refusal.reset();
+      if (auto failed = compile_in_worker(role_, preprocessed, problem_, settings_, arch, false,
+                                          index_of_launch, module))
+        answer->refusal = fmt::format("NVRTC refuses the text the host would compile ({})",
+                                      first_lines(failed->message, 3));
+      else if (module.code_digest != module_.code_digest)
+        answer->refusal = "the text the host would compile is not the program NVRTC compiled "
+                          "(a conditional or a macro the host's preprocessor answers otherwise: "
+                          "a feature probe, a header's macro)";
+      answer->text = text;
+    }
+    if (answer->refusal)
+      throw UnsupportedOnHost(fmt::format("unsupported on host backend: {}: {}",
+                                          kernel_.path.filename().string(), *answer->refusal));
+  };
+}
+
 std::optional<StartFailure> HostKernelRunner::start() {
   // The oracle's memory is no other process's to read: without CAP_SYS_PTRACE in kjudge's own
   // user namespace, which the worker never has, /proc/<oracle>/mem and ptrace are refused.
@@ -189,6 +226,7 @@ std::optional<StartFailure> HostKernelRunner::start() {
       host_.nvrtc_lacks = nvrtc_lacks(arch);
       host_.nvrtc_knows = nvrtc_macros_among(
           words_outside(kernel_.source.text, nvrtc_names(host_.cuda_include, {})), arch);
+      host_.nvrtc_compiles_the_same = nvrtc_compiles_the_same(arch);
     }
   } catch (const std::exception& e) {
     return StartFailure{Reason::internal,

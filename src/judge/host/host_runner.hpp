@@ -15,6 +15,7 @@
 // calls an invalid access), each with the source lines, the threads and the buffer.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "judge/host/host_oracle.hpp"
@@ -53,6 +54,9 @@ private:
   std::vector<std::pair<std::string, std::string>> device_macros(int arch) const;
   std::set<std::string> nvrtc_lacks(int arch) const;
   std::set<std::string> nvrtc_macros_among(const std::vector<std::string>& words, int arch) const;
+  // HostCompileOptions::nvrtc_compiles_the_same for this kernel: NVRTC, in the compile worker,
+  // compiles the text the host would build, once for both builds.
+  std::function<void(const std::string&)> nvrtc_compiles_the_same(int arch) const;
   RunOutcome run_in(Worker& w, const Case& c, const CaseData& data, int run_index);
   bool map_arena(std::uint64_t bytes);
   // The checked build's finding in the dead worker's stderr, as the run's failure; false when

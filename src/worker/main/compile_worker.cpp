@@ -52,6 +52,7 @@ json compile(const CompileRequest& r, std::uint64_t cap) {
     m.from_cache = compiled.from_cache;
     m.forbidden = forbidden_constructs(r.source, r.file_name, compiled.ptx, r.forbid);
     m.unfenced = unfenced_handoff(compiled.ptx, r.file_name);
+    m.code_digest = ptx_code_digest(compiled.ptx);
     return to_json(m, "");
   } catch (const CompileError& e) {
     std::string message = e.what();

@@ -460,8 +460,9 @@ TEST_F(Cli, TheSecretOfHiddenShapes) {
 
 // ---- cache ----
 
-// An NVRTC folder with two entries beside files that are not its own, and a case folder with
-// one entry and one declined marker, as the caches write them.
+// An NVRTC folder with two entries beside files that are not its own, a case folder with one
+// entry and one declined marker, and a KernelBench build folder with one build, one left half
+// made and a folder that is not a build, as the caches write them.
 TEST_F(Cli, CacheStatsAndClear) {
   const fs::path nvrtc = path("nvrtc"), cases = path("cases");
   fs::create_directories(nvrtc / "host");
@@ -469,6 +470,13 @@ TEST_F(Cli, CacheStatsAndClear) {
   std::ofstream(nvrtc / "bbbb.kjc") << std::string(2000, 'b');
   std::ofstream(nvrtc / "notes.txt") << "not kjudge's";
   std::ofstream(nvrtc / "host" / "x.so") << "a host build";
+  const fs::path builds = nvrtc / "kernelbench-builds", build = builds / std::string(64, 'e');
+  fs::create_directories(build);
+  fs::create_directories(builds / ".entry-x");
+  fs::create_directories(builds / "mine");
+  std::ofstream(build / "build.json") << std::string(500, ' ');
+  std::ofstream(build / "record.json") << std::string(100, ' ');
+  std::ofstream(build / (std::string(64, 'f') + ".so")) << std::string(4000, 's');
   const kj::judge::CaseDiskCache disk(cases, std::uint64_t{1} << 30);
   const std::string key(64, 'c');
   ASSERT_TRUE(disk.store(key, 0.25, std::string(3000, 'p')));
@@ -487,7 +495,8 @@ TEST_F(Cli, CacheStatsAndClear) {
   EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 2 entries, 0.0 MiB\n" +
                        "case cache " + cases.string() +
                        ": 1 entry, 0.0 MiB, 1 declined (read slower than made)\n" +
-                       "    cccccccccccccccc     0.0 MiB  made in 0.250 s\n");
+                       "    cccccccccccccccc     0.0 MiB  made in 0.250 s\n" +
+                       "KernelBench build cache " + builds.string() + ": 1 entry, 0.0 MiB\n");
   r = cache({"stats", "--json"});
   EXPECT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -498,11 +507,16 @@ TEST_F(Cli, CacheStatsAndClear) {
   EXPECT_EQ(j["case_cache"]["declined"], 1);
   EXPECT_EQ(j["case_cache"]["per_entry"],
             (nlohmann::json::array({{{"key", key}, {"bytes", entry_bytes}, {"make_s", 0.25}}})));
+  EXPECT_EQ(j["kernelbench_builds"],
+            (nlohmann::json{{"dir", builds.string()}, {"entries", 1}, {"bytes", 4600}}));
 
   r = cache({"clear"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 2 files removed\ncase cache " +
-                       cases.string() + ": 2 files removed\n");
+                       cases.string() + ": 2 files removed\nKernelBench build cache " +
+                       builds.string() + ": 2 builds removed\n");
+  EXPECT_FALSE(fs::exists(build));
+  EXPECT_TRUE(fs::exists(builds / "mine"));
   EXPECT_TRUE(fs::exists(nvrtc / "notes.txt"));
   EXPECT_TRUE(fs::exists(nvrtc / "host" / "x.so"));
   r = cache({"stats", "--json"});
@@ -513,7 +527,8 @@ TEST_F(Cli, CacheStatsAndClear) {
   // --case-cache-dir off leaves the case folder out.
   r = kjudge({"cache", "stats", "--cache", nvrtc.string(), "--case-cache-dir", "off"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 0 entries, 0.0 MiB\n");
+  EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 0 entries, 0.0 MiB\n" +
+                       "KernelBench build cache " + builds.string() + ": 0 entries, 0.0 MiB\n");
 }
 
 TEST_F(Cli, CacheRefusesBadArguments) {

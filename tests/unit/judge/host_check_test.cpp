@@ -242,7 +242,9 @@ TEST(HostCheck, TheHostCompilesTheProgramNvrtcCompiled) {
       {"host_overload_time", Reason::mismatch},
       {"counter_probe", Reason::mismatch},
       {"preprocessor_probe", Reason::forbidden_construct},
-      {"pretty_function", Reason::forbidden_construct}};
+      {"pretty_function", Reason::forbidden_construct},
+      {"pasted_probe", Reason::forbidden_construct},
+      {"text_probe", Reason::forbidden_construct}};
   for (const auto& [trap, reason] : traps) {
     SCOPED_TRACE(trap);
     const fs::path cand = problems() / "vector_add" / "traps" / (std::string(trap) + ".cu");

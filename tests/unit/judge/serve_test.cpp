@@ -438,3 +438,48 @@ TEST(Serve, AProblemLooserThanItsCardIsASpecErrorUnlessLooseningIsAllowed) {
 }
 
 } // namespace
+
+// A KernelBench-format request (a folder with problem.py) goes to the Python adapter, started
+// from KJUDGE_PYTHON at the first one (here a stand-in speaking serve's protocol, which signs its
+// answers with its arguments and dies on a source that says so): the answer carries the
+// request's own id; the adapter dying on a request is that request's FAIL(runtime_error), never
+// an ERROR, and the next request starts another; a native request beside them is judged as ever.
+TEST(Serve, AKernelBenchRequestGoesToThePythonAdapter) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("kjudge-adapter-{}", ::getpid());
+  fs::create_directories(dir / "kb");
+  std::ofstream(dir / "kb" / "problem.py") << "# a KernelBench-format problem\n";
+  const fs::path fake = dir / "python";
+  std::ofstream(fake) << "#!/usr/bin/env python3\n"
+                         "import json, sys\n"
+                         "print(json.dumps({'ready': True}), flush=True)\n"
+                         "for line in sys.stdin:\n"
+                         "    r = json.loads(line)\n"
+                         "    if r.get('source') == 'dies':\n"
+                         "        sys.exit(3)\n"
+                         "    print('a line that is not an answer', flush=True)\n"
+                         "    print(json.dumps({'id': r['id'], 'verdict': {'outcome': 'PASS',\n"
+                         "          'reason': 'none', 'message': ' '.join(sys.argv[1:])}}),\n"
+                         "          flush=True)\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  ::setenv("KJUDGE_PYTHON", fake.c_str(), 1);
+  Judge judge(host_serve_options());
+  const std::string kb = (dir / "kb").string();
+  const json first = judge.handle({{"id", "a"}, {"problem", kb}, {"source", "x"}});
+  const json dies = judge.handle({{"id", 7}, {"problem", kb}, {"source", "dies"}});
+  const json after = judge.handle({{"id", "c"}, {"problem", kb}, {"source", "y"}});
+  const json native = judge.handle({{"id", "n"}, {"problem", problem("vector_add")},
+                                    {"candidate", problem("vector_add") + "/solutions/basic.cu"}});
+  ::unsetenv("KJUDGE_PYTHON");
+  EXPECT_EQ(first["id"], "a");
+  EXPECT_EQ(first["verdict"]["outcome"], "PASS") << first.dump();
+  EXPECT_EQ(first["verdict"]["message"],
+            "-m kjudge.kernelbench.serve --device cpu --build-cache " +
+                host_serve_options().defaults.cache_dir.string());
+  EXPECT_EQ(dies["id"], 7);
+  EXPECT_EQ(dies["verdict"]["outcome"], "FAIL") << dies.dump();
+  EXPECT_EQ(dies["verdict"]["reason"], "runtime_error");
+  EXPECT_EQ(after["id"], "c");
+  EXPECT_EQ(after["verdict"]["outcome"], "PASS") << after.dump();
+  EXPECT_EQ(native["verdict"]["outcome"], "PASS") << native.dump().substr(0, 300);
+  fs::remove_all(dir);
+}

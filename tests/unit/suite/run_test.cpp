@@ -2,6 +2,7 @@
 // interrupted run resumed (what it lacks judged, nothing twice, the files as an uninterrupted
 // run's apart from times), and two shards merged into the whole.
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -115,6 +116,32 @@ TEST(Run, JudgesResumesAndMerges) {
   const std::vector<json> joined = lines_of(merged.dir / "results.jsonl");
   ASSERT_EQ(joined.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(steady(joined[i]), steady(lines[i])) << i;
+}
+
+// Judged through commands (the KernelBench adapters of --devices x --jobs): the samples are dealt
+// to them in turn, each answers its own, and every sample gets its line. The commands here are
+// Python one-liners that speak serve's protocol and sign their answers.
+TEST(Run, SamplesAreDealtToTheJudgeCommandsInTurn) {
+  const Suite s = load_suite(kProblems);
+  const std::vector<Sample> samples = three_samples(s);
+  RunOptions o = host_options();
+  const std::string answer =
+      "import json, sys\n"
+      "print(json.dumps({'ready': True}), flush=True)\n"
+      "for line in sys.stdin:\n"
+      "    r = json.loads(line)\n"
+      "    print(json.dumps({'id': r['id'], 'verdict': {'outcome': 'PASS', 'reason': 'none',\n"
+      "          'compiled': True, 'correctness': True, 'message': sys.argv[1]}}), flush=True)\n";
+  for (const char* judge : {"judge-a", "judge-b"})
+    o.judge_commands.push_back({"python3", "-c", answer, judge});
+  const fs::path dir = fresh("dealt");
+  EXPECT_EQ(run_suite(s, samples, dir, o).judged, 3u);
+  std::map<std::string, std::string> by;
+  for (const json& line : lines_of(dir / "results.jsonl"))
+    by[line["sample"].get<std::string>()] = line["message"].get<std::string>();
+  EXPECT_EQ(by, (std::map<std::string, std::string>{{"solutions/basic", "judge-a"},
+                                                    {"solutions/grid_stride", "judge-b"},
+                                                    {"traps/off_by_one", "judge-a"}}));
 }
 
 TEST(Run, SelectionFaultsAreNamed) {
