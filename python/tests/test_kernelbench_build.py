@@ -1,7 +1,7 @@
 """The compile stage of KernelBench judging (kjudge.kernelbench.build): a candidate's load_inline
 build made by a confined build worker, kept in a private cache under its source's key, loaded
 by the judging worker without building, made once for duplicates, and never another
-candidate's. On the CPU: a C++ extension (the CUDA one is the GPU machine's, in
+candidate's. On the CPU: a C++ extension of pybind11 alone (a CUDA one is the GPU machine's, in
 bench/bench_kernelbench_build.py)."""
 import json
 import os
@@ -19,25 +19,18 @@ from kjudge.kernelbench import prebuilt  # noqa: E402
 FIXTURES = os.path.join(os.path.dirname(__file__), "kernelbench")
 PROBLEM = os.path.join(FIXTURES, "scaled_sum", "problem.py")
 
-# scaled_sum in C++: each row's sum in double, times the scale.
+# scaled_sum with its scale from a C++ extension that includes pybind11 alone (no torch header:
+# a build of seconds, where one with torch/extension.h takes most of a minute on two cores).
 CANDIDATE = textwrap.dedent('''
     import torch
     from torch.utils.cpp_extension import load_inline
 
     source = """
-    torch::Tensor scaled_sum(torch::Tensor x, double scale) {
-        auto y = torch::empty({x.size(0)}, x.options());
-        const float* in = x.data_ptr<float>();
-        float* out = y.data_ptr<float>();
-        for (int64_t r = 0; r < x.size(0); ++r) {
-            double s = 0;
-            for (int64_t c = 0; c < x.size(1); ++c) s += in[r * x.size(1) + c];
-            out[r] = static_cast<float>(s * scale);
-        }
-        return y;
-    }
+    #include <pybind11/pybind11.h>
+    double scale_of(double scale) { return scale; }
     """
-    ext = load_inline("kj_scaled_sum_%(tag)s", cpp_sources=source, functions=["scaled_sum"])
+    ext = load_inline("kj_scale_%(tag)s", cpp_sources=source, functions=["scale_of"],
+                      no_implicit_headers=True, with_pytorch_error_handling=False)
 
 
     class ModelNew(torch.nn.Module):
@@ -46,7 +39,7 @@ CANDIDATE = textwrap.dedent('''
             self.scale = scale
 
         def forward(self, x):
-            return ext.scaled_sum(x.contiguous(), self.scale)
+            return torch.sum(x, dim=1) * ext.scale_of(self.scale)
 ''')
 
 
@@ -75,7 +68,7 @@ def test_a_build_made_apart_is_loaded_without_building(built, tmp_path):
     assert build.message == "built" and not build.from_cache
     with open(os.path.join(build.folder, prebuilt.RECORD)) as f:
         record = json.load(f)
-    assert len(record) == 1 and list(record.values())[0]["name"] == "kj_scaled_sum_a"
+    assert len(record) == 1 and list(record.values())[0]["name"] == "kj_scale_a"
     candidate = write(tmp_path, "cpp_sum.py", source)
     with Evaluator(Settings(device="cpu")) as judge:
         verdict = judge.check(PROBLEM, candidate, build)
@@ -110,7 +103,7 @@ def test_a_compile_error_is_replayed_not_built_again(tmp_path):
     """The compiler's refusal in the build worker is the judging worker's too, without a
     second compile; a build the machine stopped (killed) is made again instead."""
     farm = BuildFarm(1, "cpu", cache_root=str(tmp_path / "cache"))
-    source = (CANDIDATE % {"tag": "c"}).replace("return y;", "return y")  # no semicolon
+    source = (CANDIDATE % {"tag": "c"}).replace("return scale;", "return scale")  # no ;
     try:
         build = farm.submit(source).result()
     finally:
