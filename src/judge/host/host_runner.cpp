@@ -169,29 +169,35 @@ std::function<void(const std::string&)> HostKernelRunner::nvrtc_compiles_the_sam
   auto answer = std::make_shared<Answer>();
   return [this, arch, answer](const std::string& text) {
     const std::lock_guard lock(answer->mutex);
-    if (answer->text != text && preprocessing_kept_the_tokens(kernel_.source.text, text)) {
+    if (answer->text != text) { // asked once for both builds' (equal) text
       answer->text = text;
-      answer->refusal.reset();
-    } else if (answer->text != text) {
-      Candidate preprocessed = kernel_;
-      preprocessed.source.text = text;
-      ModuleMessage module;
-      std::vector<std::size_t> index_of_launch;
-      answer->refusal.reset();
-      if (auto failed = compile_in_worker(role_, preprocessed, problem_, settings_, arch, false,
-                                          index_of_launch, module))
-        answer->refusal = fmt::format("NVRTC refuses the text the host would compile ({})",
-                                      first_lines(failed->message, 3));
-      else if (module.code_digest != module_.code_digest)
-        answer->refusal = "the text the host would compile is not the program NVRTC compiled "
-                          "(a conditional or a macro the host's preprocessor answers otherwise: "
-                          "a feature probe, a header's macro)";
-      answer->text = text;
+      answer->refusal = preprocessing_kept_the_tokens(kernel_.source.text, text)
+                            ? std::nullopt
+                            : why_nvrtc_compiles_another_program(text, arch);
     }
     if (answer->refusal)
       throw UnsupportedOnHost(fmt::format("unsupported on host backend: {}: {}",
                                           kernel_.path.filename().string(), *answer->refusal));
   };
+}
+
+// NVRTC's compile of `text` in the compile worker, against the candidate's module: why it is
+// not the candidate's program, or nullopt when it is.
+std::optional<std::string> HostKernelRunner::why_nvrtc_compiles_another_program(
+    const std::string& text, int arch) const {
+  Candidate preprocessed = kernel_;
+  preprocessed.source.text = text;
+  ModuleMessage module;
+  std::vector<std::size_t> index_of_launch;
+  if (auto failed = compile_in_worker(role_, preprocessed, problem_, settings_, arch, false,
+                                      index_of_launch, module))
+    return fmt::format("NVRTC refuses the text the host would compile ({})",
+                       first_lines(failed->message, 3));
+  if (module.code_digest != module_.code_digest)
+    return "the text the host would compile is not the program NVRTC compiled (a conditional "
+           "or a macro the host's preprocessor answers otherwise: a feature probe, a header's "
+           "macro)";
+  return std::nullopt;
 }
 
 std::optional<StartFailure> HostKernelRunner::start() {

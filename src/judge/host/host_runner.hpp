@@ -57,6 +57,8 @@ private:
   // HostCompileOptions::nvrtc_compiles_the_same for this kernel: NVRTC, in the compile worker,
   // compiles the text the host would build, once for both builds.
   std::function<void(const std::string&)> nvrtc_compiles_the_same(int arch) const;
+  std::optional<std::string> why_nvrtc_compiles_another_program(const std::string& text,
+                                                                int arch) const;
   RunOutcome run_in(Worker& w, const Case& c, const CaseData& data, int run_index);
   bool map_arena(std::uint64_t bytes);
   // The checked build's finding in the dead worker's stderr, as the run's failure; false when
