@@ -7,11 +7,14 @@ throughput part needs a GPU.
    again alone (the C++ translation unit with torch/extension.h, the CUDA one, the link), the
    CUDA one split into nvcc's phases (`nvcc --time`: preprocessing, cudafe++ the host front
    end, cicc the device compiler, ptxas, the host compile of cudafe++'s output).
-2. stream: N distinct copies of that candidate (a comment apart) judged through
-   `python -m kjudge.kernelbench.serve`, each building in its judge (--build-jobs 0) and with
-   the build farm (--build-jobs J), on a fresh build cache each: wall time and candidates/hour.
+2. stream: N distinct inline-CUDA candidates over examples/kernelbench's four problems (their
+   cuda_correct.py, a comment apart) judged through `python -m kjudge.kernelbench.serve` with
+   the build farm (--build-jobs J) on a fresh cache; the same N again (all duplicates, from the
+   cache); then S others through today's serial path (--build-jobs 0, each building in its
+   judge): candidates/hour of each, the farm's over the serial one's, a duplicate's cost.
 
-usage: bench_kernelbench_build.py [--parts split,stream] [--candidates N] [--build-jobs J]"""
+usage: bench_kernelbench_build.py [--parts split,stream] [--candidates N] [--serial S]
+                                  [--build-jobs J]"""
 from __future__ import annotations
 
 import argparse
@@ -58,48 +61,85 @@ def split() -> None:
                                      if len(r) > 3 and r[-1].strip() == "ms"))
 
 
-def stream(count: int, jobs: int) -> None:
-    with open(CANDIDATE) as f:
-        source = f.read()
-    folder = tempfile.mkdtemp(prefix="kjudge-stream-")
-    requests = []
+PROBLEMS = ("relu", "row_sum", "softmax_small", "matmul")
+
+
+def write_stream(folder: str, count: int, tag: str) -> str:
+    """`count` distinct inline-CUDA candidates over the four problems (each problem's
+    cuda_correct.py, a comment apart), as serve's request lines."""
+    lines = []
     for i in range(count):
-        path = os.path.join(folder, f"c{i}.py")
+        problem = os.path.join(HERE, "..", "examples", "kernelbench", PROBLEMS[i % 4])
+        with open(os.path.join(problem, "candidates", "cuda_correct.py")) as f:
+            source = f.read()
+        path = os.path.join(folder, f"{tag}{i}.py")
         with open(path, "w") as f:
-            f.write(f"# copy {i}\n" + source)
-        requests.append({"id": i, "op": "check", "problem": EXAMPLE, "candidate": path})
-    text = "".join(json.dumps(r) + "\n" for r in requests)
-    for build_jobs in (0, jobs):
-        cache = tempfile.mkdtemp(prefix="kjudge-cache-")
-        began = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "kjudge.kernelbench.serve", "--build-jobs",
-                              str(build_jobs), "--build-cache", cache], input=text,
-                             capture_output=True, text=True)
-        seconds = time.perf_counter() - began
-        answers = [json.loads(line) for line in out.stdout.splitlines() if '"id"' in line]
-        verdicts = [a.get("verdict", {}) for a in answers]
-        outcomes = sorted({f"{v.get('outcome')}({v.get('reason')})" for v in verdicts})
-        loaded = sum(v.get("metadata", {}).get("build", {}).get("calls", {}).get("loaded", 0)
-                     for v in verdicts)
-        compile_s = [v.get("compile_seconds") or 0 for v in verdicts]
-        print(f"{count} distinct inline-CUDA candidates, --build-jobs {build_jobs}: {seconds:.1f} s"
-              f" ({count / seconds * 3600:.0f} candidates/hour); verdicts {outcomes}; builds "
-              f"loaded {loaded}; the judge's import {min(compile_s):.1f} to {max(compile_s):.1f} s")
-        if out.returncode != 0:
-            print(out.stderr[-2000:])
+            f.write(f"# copy {tag}{i}\n" + source)
+        lines.append(json.dumps({"id": i, "op": "check", "problem": problem, "candidate": path}))
+    return "".join(line + "\n" for line in lines)
+
+
+def serve(text: str, build_jobs: int, cache: str) -> tuple[float, list[dict]]:
+    began = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "kjudge.kernelbench.serve", "--build-jobs",
+                          str(build_jobs), "--build-cache", cache], input=text,
+                         capture_output=True, text=True)
+    seconds = time.perf_counter() - began
+    if out.returncode != 0:
+        print(out.stderr[-2000:])
+    answers = [json.loads(line) for line in out.stdout.splitlines() if '"id"' in line]
+    return seconds, [a.get("verdict", {}) for a in answers]
+
+
+def report(what: str, count: int, seconds: float, verdicts: list[dict]) -> float:
+    outcomes = sorted({f"{v.get('outcome')}({v.get('reason')})" for v in verdicts})
+    builds = [v.get("metadata", {}).get("build", {}) for v in verdicts]
+    built = [b.get("seconds", 0) for b in builds if b and not b.get("from_cache")]
+    judge = sum((v.get("seconds") or 0) for v in verdicts)
+    rate = count / seconds * 3600
+    print(f"{what}: {count} candidates in {seconds:.1f} s, {rate:.0f} candidates/hour; verdicts "
+          f"{outcomes}; fresh builds {len(built)} (mean {sum(built) / max(len(built), 1):.1f} s "
+          f"each), from the cache {sum(1 for b in builds if b.get('from_cache'))}; the judge's "
+          f"own seconds {judge:.1f}")
+    return rate
+
+
+def stream(count: int, jobs: int, serial: int) -> None:
+    """The farm over `count` distinct candidates, then the same again (every one a duplicate,
+    found in the cache), then today's serial path (each candidate builds in its judge) over
+    `serial` others: throughput of each in one run, and a duplicate's cost."""
+    folder = tempfile.mkdtemp(prefix="kjudge-stream-")
+    cache = tempfile.mkdtemp(prefix="kjudge-cache-")
+    text = write_stream(folder, count, "d")
+    seconds, verdicts = serve(text, jobs, cache)
+    farm = report(f"farm (--build-jobs {jobs})", count, seconds, verdicts)
+    fresh = [v["metadata"]["build"]["seconds"] for v in verdicts
+             if v.get("metadata", {}).get("build", {}).get("seconds")]
+    again, verdicts = serve(text, jobs, cache)
+    report("the same candidates again (duplicates: the cache)", count, again, verdicts)
+    if fresh:
+        print(f"a duplicate, end to end: {again / count:.2f} s, {100 * again / count / (sum(fresh) / len(fresh)):.1f}% "
+              "of a fresh build's seconds")
+    if serial:
+        seconds, verdicts = serve(write_stream(folder, serial, "s"), 0,
+                                  tempfile.mkdtemp(prefix="kjudge-cache-"))
+        alone = report("serial (--build-jobs 0: each builds in its judge)", serial, seconds,
+                       verdicts)
+        print(f"the farm's throughput over the serial path's: {farm / alone:.1f}x")
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--parts", default="split,stream")
-    p.add_argument("--candidates", type=int, default=4)
+    p.add_argument("--candidates", type=int, default=64)
+    p.add_argument("--serial", type=int, default=4, help="candidates through the serial path")
     p.add_argument("--build-jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     args = p.parse_args()
     parts = args.parts.split(",")
     if "split" in parts:
         split()
     if "stream" in parts:
-        stream(args.candidates, args.build_jobs)
+        stream(args.candidates, args.build_jobs, args.serial)
     return 0
 
 

@@ -278,8 +278,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
 
   auto* mutate = app->add_subcommand("mutate", "measure how many injected bugs each checker lets through");
   MutateArgs& m = into.mutate;
-  mutate->add_option("PROBLEM", m.problems, "problem folders (their solutions/*.cu are mutated)")
-      ->required();
+  mutate->add_option("PROBLEM", m.problems, "problem folders (their solutions/*.cu are mutated)");
   mutate->add_option("--checkers", m.checkers,
                      "checkers under test: kjudge, kernelbench-v0, kernelbench, torch-defaults, "
                      "llmc, or FILE.toml (default: the five)")
@@ -300,9 +299,15 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
   mutate->add_option("--html", m.html, "write the HTML report to FILE");
   mutate->add_option("--json", m.json, "write the mutation-testing report JSON to FILE");
   mutate->add_option("--jsonl", m.jsonl, "write one JSON line per mutant to FILE");
+  mutate->add_option("--campaign", m.campaign,
+                     "write the campaign's raw results (JSON, what the reports are made from) to FILE");
   mutate->add_option("--emit-cases", m.emit_cases,
                      "write DIR/PROBLEM.toml: the [[case]]s that expose what the default cases "
                      "miss, to append to the problem");
+  mutate->add_option("--kernelbench", m.kernelbench,
+                     "mutate the kernels of a folder of KernelBench-format solutions (their "
+                     "load_inline sources and @triton.jit functions) instead");
+  mutate->add_option("--sites", m.sites, "--kernelbench: which kernels, cuda, triton or both");
 
   bench->add_option("--runs", into.bench.runs,
                     "host backend: timed runs per public case (default 10)")

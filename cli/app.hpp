@@ -101,8 +101,11 @@ struct MutateArgs {
   std::string state;                   // the campaign's folder (default under --cache's)
   std::string cache;                   // as CheckArgs'
   std::string html, json, jsonl;       // report files
+  std::string campaign;                // the campaign's raw JSON (campaign_json)
   std::string emit_cases;              // folder for the [[case]]s the problems should adopt
   bool fresh = false;                  // forget the kept results
+  std::string kernelbench;             // a folder of KernelBench-format problems instead
+  std::string sites;                   // --kernelbench: cuda, triton or both
 };
 
 struct AuditArgs {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app.hpp"
 #include "kjudge/error.hpp"
@@ -58,7 +59,31 @@ void emit_cases(const mutate::Campaign& campaign, const fs::path& dir, std::ostr
 
 } // namespace
 
+// `--kernelbench DIR`: the campaign of kjudge.kernelbench.mutate (Python, torch), which hands
+// its results to this library's analysis and reports.
+int run_kernelbench_mutate(const MutateArgs& args, std::ostream& err) {
+  if (!args.problems.empty() || args.backend != "auto" || !args.cache.empty() ||
+      !args.emit_cases.empty())
+    throw SpecError({}, "mutate --kernelbench: PROBLEM, --backend, --cache and --emit-cases are "
+                    "for kjudge's own problems");
+  const auto joined = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ",")); };
+  std::vector<std::string> forwarded{args.kernelbench};
+  const std::pair<const char*, std::string> options[] = {
+      {"--checkers", joined(args.checkers)}, {"--operators", joined(args.operators)},
+      {"--sites", args.sites}, {"--state", args.state}, {"--html", args.html},
+      {"--json", args.json}, {"--jsonl", args.jsonl}, {"--campaign", args.campaign},
+      {"--budget", args.budget > 0 ? std::to_string(args.budget) : ""},
+      {"--build-jobs", args.jobs > 0 ? std::to_string(args.jobs) : ""}};
+  for (const auto& [flag, value] : options)
+    if (!value.empty()) forwarded.insert(forwarded.end(), {flag, value});
+  if (args.fresh) forwarded.push_back("--fresh");
+  return run_python_module("mutate --kernelbench", "kjudge.kernelbench.mutate", forwarded, err);
+}
+
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.kernelbench.empty()) return run_kernelbench_mutate(args, err);
+  if (args.problems.empty()) throw SpecError({}, "mutate: PROBLEM is required (or --kernelbench DIR)");
+  if (!args.sites.empty()) throw SpecError({}, "mutate: --sites is for --kernelbench");
   mutate::CampaignOptions options;
   options.problems = args.problems;
   try {
@@ -108,6 +133,7 @@ int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err) {
   write_report(args.html, mutate::html_report(campaign), "--html");
   write_report(args.json, mutate::mutation_report_json(campaign), "--json");
   write_report(args.jsonl, mutate::mutants_jsonl(campaign), "--jsonl");
+  write_report(args.campaign, mutate::campaign_json(campaign), "--campaign");
   if (!args.emit_cases.empty()) emit_cases(campaign, args.emit_cases, out);
   return 0;
 }

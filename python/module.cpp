@@ -10,17 +10,22 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include "kjudge/cuda.hpp"
 #include "kjudge/error.hpp"
 #include "kjudge/judge.hpp"
+#include "kjudge/mutate.hpp"
 #include "kjudge/report.hpp"
 
 namespace nb = nanobind;
@@ -266,6 +271,80 @@ Judgement compare(nb::handle actual, nb::handle truth, nb::handle expected,
   }
 }
 
+// ---- kjudge.kernelbench.mutate's door to the mutation library -------------------------------
+
+const kj::mutate::Checker& checker_named(const std::string& name) {
+  static std::map<std::string, kj::mutate::Checker> resolved; // under the GIL
+  auto it = resolved.find(name);
+  if (it == resolved.end()) it = resolved.emplace(name, kj::mutate::resolve_checkers({name}).at(0)).first;
+  return it->second;
+}
+
+nlohmann::json checker_json(const kj::mutate::Checker& c) {
+  using C = kj::mutate::Checker;
+  return {{"name", c.name}, {"draw", c.draw == C::Draw::default_cases ? "default" : "first-shape"},
+          {"seeds", c.seeds}, {"judge", c.judge == C::Judge::problem_policy ? "problem" : "tolerance"},
+          {"rtol", c.rtol}, {"atol", c.atol}, {"rtol_half", c.rtol_half}, {"atol_half", c.atol_half},
+          {"torch_defaults", c.torch_defaults}, {"dtype_epsilon_rtol", c.dtype_epsilon_rtol},
+          {"skip_nonfinite_reference", c.skip_nonfinite_reference}};
+}
+
+std::string apply_mutant(const std::string& source, nb::dict mutant) {
+  kj::mutate::Mutant m;
+  m.id = nb::cast<std::string>(mutant["id"]);
+  m.file = nb::cast<std::string>(mutant["file"]);
+  m.offset = nb::cast<std::size_t>(mutant["offset"]);
+  m.length = nb::cast<std::size_t>(mutant["length"]);
+  m.original = nb::cast<std::string>(mutant["original"]);
+  m.replacement = nb::cast<std::string>(mutant["replacement"]);
+  m.prelude = nb::cast<std::string>(mutant["prelude"]);
+  return kj::mutate::apply_mutant(source, m);
+}
+
+nb::dict mutation_reports(const std::string& campaign_json, const std::string& where) {
+  try {
+    const kj::mutate::Campaign c = kj::mutate::campaign_from_json(campaign_json, where);
+    std::ostringstream console;
+    kj::mutate::write_console(console, c);
+    nb::dict reports;
+    reports["console"] = console.str();
+    reports["html"] = kj::mutate::html_report(c);
+    reports["json"] = kj::mutate::mutation_report_json(c);
+    reports["jsonl"] = kj::mutate::mutants_jsonl(c);
+    return reports;
+  } catch (const kj::SpecError& e) {
+    throw nb::value_error(e.what());
+  }
+}
+
+void define_mutation_door(nb::module_& m) {
+  m.def("mutants", [](const std::string& file, const std::string& source,
+                      const std::vector<std::string>& operators) {
+    return python_of(nlohmann::json::parse(
+        kj::mutate::mutants_json(kj::mutate::generate_mutants(file, source, operators))));
+  }, nb::arg("file"), nb::arg("source"), nb::arg("operators"),
+        "kj::mutate::generate_mutants: the catalogue's single-edit mutants of the __global__ and "
+        "__device__ bodies in `source`, as dicts (ValueError for an unknown operator)");
+  m.def("apply_mutant", &apply_mutant, nb::arg("source"), nb::arg("mutant"),
+        "kj::mutate::apply_mutant: `source` with the mutant's edit (ValueError where it does not fit)");
+  m.def("checkers", [](const std::vector<std::string>& names) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const kj::mutate::Checker& c : kj::mutate::resolve_checkers(names)) all.push_back(checker_json(c));
+    return python_of(all);
+  }, nb::arg("names"), "kj::mutate::resolve_checkers: builtin names or TOML files, as dicts");
+  m.def("judge_by_tolerance", [](const std::string& checker, nb::handle actual, nb::handle expected) {
+    const kj::HostTensor a = host_tensor(host_array(actual, "actual"), "actual");
+    const kj::HostTensor e = host_tensor(host_array(expected, "expected"), "expected");
+    const kj::mutate::ToleranceJudgement j = kj::mutate::judge_by_tolerance(checker_named(checker), a, e);
+    return std::make_tuple(j.accepted, j.failing, j.log_error_ratio);
+  }, nb::arg("checker"), nb::arg("actual"), nb::arg("expected"),
+        "kj::mutate::judge_by_tolerance: (accepted, failing elements, log10 error ratio) of a "
+        "tolerance checker on host arrays");
+  m.def("mutation_reports", &mutation_reports, nb::arg("campaign_json"), nb::arg("where"),
+        "kj::mutate's reports of a campaign given as JSON (campaign_from_json): console, html, "
+        "json (mutation-testing-report-schema) and jsonl");
+}
+
 } // namespace
 
 NB_MODULE(_kjudge, m) {
@@ -293,5 +372,6 @@ NB_MODULE(_kjudge, m) {
     const bool usable = kj::cuda_available(&why);
     return std::make_pair(usable, why);
   }, "Whether a CUDA driver and a device are usable here, and why not");
+  define_mutation_door(m);
   m.attr("version") = KJUDGE_VERSION;
 }

@@ -242,6 +242,23 @@ std::vector<CasesToAdopt> cases_to_adopt(const Campaign& c);
 // the mutants each one adds (empty when there is no pick).
 std::string adopted_cases_toml(const Campaign& c, const CasesToAdopt& a);
 
+// ---- Campaigns made elsewhere -------------------------------------------------------------
+
+// The mutants as a JSON array of objects with Mutant's fields (category by name): what
+// kjudge.kernelbench.mutate mutates a solution's kernels with.
+std::string mutants_json(const std::vector<Mutant>& mutants);
+// A campaign run outside this library (kjudge.kernelbench.mutate, on KernelBench-format
+// programs) read back for the analysis and reports: an object with backend, checkers, pool
+// (problem, case_id, recipe, default_case), mutants (Mutant's fields and MutantResult's),
+// controls (problem, name, accepted, broken), dropped_inputs (problem, case_id, recipe, why),
+// forced_fail_killed, seconds (generate, compile, dedup, execute) and sources. No pool input
+// is adoptable. Throws kj::SpecError naming `where` for malformed JSON or an index past the
+// pool.
+Campaign campaign_from_json(std::string_view text, const std::string& where);
+// The campaign in that form (`kjudge mutate --campaign FILE`): what campaign_from_json reads
+// back to the same reports (a pool input's adoptable case is not kept).
+std::string campaign_json(const Campaign& c);
+
 // ---- Reports -----------------------------------------------------------------------------
 
 // The console table: escape rates per checker x category with intervals, the controls'

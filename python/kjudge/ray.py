@@ -6,6 +6,12 @@ lost mid-run (its process or its node) is restarted by Ray and its task retried,
 writes one answer per request, so nothing is lost or answered twice. `kjudge run --ray ADDRESS`
 starts this as its judge: the run's folder, resume and summaries stay `kjudge run`'s.
 
+A KernelBench-format request whose candidate calls load_inline gets a build task first (one
+CPU, on whichever node has one free): the candidate is built there by a confined build worker
+(kjudge.kernelbench.build), for the toolchain of the actor that will judge it, and the actor
+puts the build in its node's cache before its serve reads the request, so the judge loads it.
+A node whose toolchain differs builds nothing, and the judge builds as it would alone.
+
 usage: python -m kjudge.ray [--address ADDRESS|local] [--actors N] [--backend auto|cuda|host]
                             [--kjudge PATH]
 "local" starts a one-machine cluster bound to 127.0.0.1, without the dashboard.
@@ -23,11 +29,34 @@ from typing import Optional
 import ray
 
 
+@ray.remote(num_cpus=1)
+def build_task(source: str, arch_list: str, identity: str) -> Optional[dict]:
+    """A KernelBench candidate's load_inline builds, made on this node for a judge elsewhere."""
+    from kjudge.kernelbench.build import build_for
+    return build_for(source, arch_list, identity)
+
+
+def kernelbench_source(line: str) -> Optional[str]:
+    """The candidate source of a KernelBench-format request that builds (calls load_inline)."""
+    from kjudge.kernelbench.serve import _problem_file, candidate_source
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(request, dict) or not str(request.get("problem", "")) or \
+            not _problem_file(str(request["problem"])).endswith(".py"):
+        return None
+    source = candidate_source(request)
+    return source if source and "load_inline" in source else None
+
+
 @ray.remote(max_restarts=-1, max_task_retries=-1)
 class JudgeActor:
     """One warm `kjudge serve`; requests one at a time (a bench holds its device alone)."""
 
     def __init__(self, kjudge: str, backend: str):
+        self._backend = backend
+        self._toolchain: Optional[tuple[str, str]] = None
         # A KernelBench-format request is handed by serve to the Python adapter: this actor's
         # Python (with kjudge and torch) unless the node's environment names another.
         env = {"KJUDGE_PYTHON": sys.executable, **os.environ}
@@ -35,7 +64,22 @@ class JudgeActor:
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                        env=env)
 
-    def judge(self, line: str) -> str:
+    def toolchain(self) -> tuple[str, str]:
+        """(arch list, toolchain identity) of the builds this actor's serve loads."""
+        if self._toolchain is None:
+            from kjudge.kernelbench.build import toolchain_of
+            self._toolchain = toolchain_of("cpu" if self._backend == "host" else None)
+        return self._toolchain
+
+    def judge(self, line: str, built: Optional[dict] = None) -> str:
+        if built is not None:  # a build task's build: into this node's cache, where serve looks
+            from kjudge.kernelbench.build import default_cache_root, store_build
+            source, root = kernelbench_source(line), default_cache_root()
+            if source is not None and root:
+                try:
+                    store_build(root, self.toolchain()[1], source, built)
+                except OSError:
+                    pass  # no cache here: the judge builds
         self._serve.stdin.write(line.rstrip("\n") + "\n")
         self._serve.stdin.flush()
         answer = self._serve.stdout.readline()
@@ -56,13 +100,21 @@ class RayJudge:
                        for _ in range(actors)]
         self._busy = [0] * actors
         self._lock = threading.Lock()
+        self._toolchains: dict[int, tuple[str, str]] = {}
 
     def submit(self, line: str):
         """The answer's ObjectRef (ray.get gives the answer line) and the actor's index."""
         with self._lock:
             which = min(range(len(self.actors)), key=self._busy.__getitem__)
             self._busy[which] += 1
-        return self.actors[which].judge.remote(line), which
+        built = None
+        source = kernelbench_source(line)
+        if source is not None:
+            if which not in self._toolchains:
+                self._toolchains[which] = ray.get(self.actors[which].toolchain.remote())
+            arch, identity = self._toolchains[which]
+            built = build_task.remote(source, arch, identity)
+        return self.actors[which].judge.remote(line, built), which
 
     def done(self, which: int) -> None:
         with self._lock:

@@ -156,3 +156,33 @@ def test_a_build_cache_another_user_can_write_is_refused(tmp_path):
         assert farm.cache is None and "0700" in farm.cache_refused
     finally:
         farm.close()
+
+
+def test_a_build_from_another_machine_is_kept_only_whole_and_under_its_own_key(built, tmp_path):
+    """kjudge.ray's build tasks: build_for's answer (the entry's files, here the fixture's own)
+    stored by the judge's node (store_build). A forged key, a file name of another kind or a
+    missing build.json keeps nothing; a machine of another toolchain builds nothing."""
+    from kjudge.kernelbench.build import build_for, store_build
+    farm, source, first, _, _ = built
+    assert build_for(source, farm.arch_list, "another toolchain") is None
+    folder = first.result().folder
+    answer = {"key": farm.key(source),
+              "files": {n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)}}
+    assert len(answer["files"]) == 3  # record.json, build.json, KEY.so
+    root = tmp_path / "cache"
+    forged = [dict(answer, key="0" * 64),
+              dict(answer, files={**answer["files"], "../evil.so": b"x"}),
+              dict(answer, files={k: v for k, v in answer["files"].items() if k != "build.json"}),
+              dict(answer, files={**answer["files"], "run.sh": b"#!/bin/sh"})]
+    for bad in forged:
+        assert store_build(str(root), farm.identity, source, bad) is False
+    assert not (root / "kernelbench-builds").exists()
+    assert store_build(str(root), farm.identity, source, answer) is True
+    entry = root / "kernelbench-builds" / farm.key(source)
+    assert sorted(p.name for p in entry.iterdir()) == sorted(answer["files"])
+    # Found there by a farm of that cache: no build.
+    local = BuildFarm(1, "cpu", cache_root=str(root))
+    try:
+        assert local.submit(source).result().from_cache
+    finally:
+        local.close()

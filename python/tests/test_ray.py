@@ -88,3 +88,26 @@ def test_an_actor_killed_mid_run_loses_nothing_and_repeats_nothing():
         assert ray.get(judge.actors[0].pid.remote()) != victim  # restarted by Ray
     finally:
         ray.shutdown()
+
+
+def test_a_kernelbench_build_is_a_task_of_its_own_and_the_judge_loads_it(tmp_path, monkeypatch):
+    """A KernelBench candidate that calls load_inline is built by a Ray task (any node's CPU),
+    the build put in the judging actor's cache, and its serve loads it without building."""
+    from test_kernelbench_build import CANDIDATE, PROBLEM
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("KJUDGE_PYTHON", sys.executable)
+    candidate = tmp_path / "cpp_sum.py"
+    candidate.write_text(CANDIDATE % {"tag": "ray"})
+    line = json.dumps({"id": 1, "op": "check", "problem": PROBLEM, "candidate": str(candidate)})
+    assert kjudge_ray.kernelbench_source(line) is not None
+    kjudge_ray.connect("local")
+    try:
+        judge = kjudge_ray.RayJudge(1, find_binary(), "host")
+        answers = []
+        assert kjudge_ray.serve_stream(judge, [line], lambda a: answers.append(json.loads(a))) == 1
+    finally:
+        ray.shutdown()
+    verdict = answers[0]["verdict"]
+    assert verdict["outcome"] == "PASS", verdict["message"]
+    assert verdict["metadata"]["build"]["from_cache"] is True
+    assert verdict["metadata"]["build"]["calls"] == {"loaded": 1, "replayed": 0, "made": 0}

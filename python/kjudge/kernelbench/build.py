@@ -13,6 +13,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -95,10 +96,11 @@ class BuildFarm:
 
     def __init__(self, jobs: int, device: str, *, cache_root: Optional[str] = None,
                  timeout: float = 600.0, confine: bool = True,
-                 require_confinement: bool = True, memory_bytes: int = 0):
+                 require_confinement: bool = True, memory_bytes: int = 0,
+                 arch_list: Optional[str] = None):
         self.jobs = max(1, jobs)
         self.timeout = timeout
-        self.arch_list = cuda_arch_list(device)
+        self.arch_list = cuda_arch_list(device) if arch_list is None else arch_list
         self.identity = toolchain_identity(self.arch_list)
         root = cache_root if cache_root is not None else default_cache_root()
         self.cache = None
@@ -153,6 +155,71 @@ class BuildFarm:
         folder = _keep(os.path.join(worker.folder, "builds"), entry, message, seconds)
         worker.close()
         return Build(key, folder, seconds, False, message)
+
+
+# ---- builds made on another machine (kjudge.ray's build tasks) -------------------------------
+
+_ENTRY_NAME = re.compile(r"(record\.json|build\.json|[0-9a-f]{64}\.so)")
+
+
+def toolchain_of(device: str) -> tuple[str, str]:
+    """(arch list, toolchain identity) of builds a judge on `device` loads, asked of a child
+    process: the asker's own process starts no CUDA context for it."""
+    code = ("import json, sys; from kjudge.kernelbench.build import cuda_arch_list, "
+            "toolchain_identity as t; a = cuda_arch_list(sys.argv[1]); "
+            "print(json.dumps([a, t(a)]))")
+    out = subprocess.run([sys.executable, "-c", code, device], capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    arch, identity = json.loads(out.splitlines()[-1])
+    return arch, identity
+
+
+def build_for(source: str, arch_list: str, identity: str, *,
+              confine: bool = True) -> Optional[dict]:
+    """The cache entry of `source` built here for a judge elsewhere whose toolchain is
+    `identity` ({"key", "files": {name: bytes}}), or None where this machine's toolchain is
+    another (its build would not be the judge's) or nothing was built."""
+    if toolchain_identity(arch_list) != identity:
+        return None
+    with tempfile.TemporaryDirectory(prefix="kjudge-remote-build-") as root:
+        farm = BuildFarm(1, "cpu", cache_root=root, confine=confine,
+                         require_confinement=confine, arch_list=arch_list)
+        try:
+            build = farm.submit(source).result()
+        finally:
+            farm.close()
+        if build.folder is None:
+            return None
+        files = {name: _read_plain(os.path.join(build.folder, name), _ENTRY_BYTES_CAP)
+                 for name in os.listdir(build.folder) if _ENTRY_NAME.fullmatch(name)}
+        return {"key": build.key, "files": files}
+
+
+def store_build(cache_root: str, identity: str, source: str, built: dict) -> bool:
+    """Another machine's build of `source` (build_for's answer) put in this user's cache under
+    its key, whole or not at all, as the farm keeps its own: only the entry's own file names,
+    within the caps, and only under the key this machine gives the source."""
+    key = hashlib.sha256((identity + "\0" + source).encode()).hexdigest()
+    files = built.get("files") if isinstance(built, dict) else None
+    if built.get("key") != key or not isinstance(files, dict) or "build.json" not in files or \
+            len(files) > _ENTRY_FILES_CAP + 2 or \
+            sum(len(b) for b in files.values() if isinstance(b, bytes)) > _ENTRY_BYTES_CAP or \
+            not all(isinstance(n, str) and _ENTRY_NAME.fullmatch(n) and isinstance(b, bytes)
+                    for n, b in files.items()):
+        return False
+    cache = private_folder(os.path.join(private_folder(cache_root), "kernelbench-builds"))
+    entry = os.path.join(cache, key)
+    if os.path.isfile(os.path.join(entry, "build.json")):
+        return True
+    staging = tempfile.mkdtemp(prefix=".entry-", dir=cache)
+    for name, data in files.items():
+        with open(os.path.join(staging, name), "wb") as f:
+            f.write(data)
+    try:
+        os.rename(staging, entry)
+    except OSError:  # made meanwhile by this machine's own farm: it stays
+        shutil.rmtree(staging, ignore_errors=True)
+    return True
 
 
 def _said(entry: str) -> str:

@@ -11,7 +11,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import kjudge
 from kjudge.kernelbench import scan
@@ -78,10 +78,13 @@ class Evaluator:
         self._spare: Optional[Worker] = None
         self._timing: Optional[tuple[Problem, ReferenceTiming]] = None
 
-    def check(self, problem_path: str, candidate_path: str, build=None) -> dict:
+    def check(self, problem_path: str, candidate_path: str, build=None,
+              on_outputs: Optional[Callable] = None) -> dict:
         """The verdict of the candidate file on the problem file, as a dict (see docs).
         `build`: the candidate's builds made beforehand (kjudge.kernelbench.build.Build), which
-        its worker loads instead of building."""
+        its worker loads instead of building. `on_outputs(case, outputs)`: called with each
+        case's outputs as the judge received them, after they are judged (the mutation
+        campaign's observer, kjudge.kernelbench.mutate)."""
         began = time.perf_counter()
         try:
             source = open(candidate_path).read()
@@ -103,7 +106,7 @@ class Evaluator:
             return verdict.finish(began)
         worker = self._take_worker()
         try:
-            self._judge_with(worker, source, problem_path, verdict, build)
+            self._judge_with(worker, source, problem_path, verdict, build, on_outputs)
         finally:
             worker.close()
         return verdict.finish(began)
@@ -122,7 +125,7 @@ class Evaluator:
     # ---- the steps -----------------------------------------------------------------------
 
     def _judge_with(self, worker: Worker, source: str, problem_path: str, verdict,
-                    build=None) -> None:
+                    build=None, on_outputs: Optional[Callable] = None) -> None:
         s = self.settings
         try:
             verdict.isolation["gaps"] = worker.start()
@@ -161,7 +164,7 @@ class Evaluator:
         verdict.compiled = True
         verdict.compile_seconds = time.perf_counter() - compile_began
         try:
-            if not self._run_cases(worker, problem, forbidden, source, verdict):
+            if not self._run_cases(worker, problem, forbidden, source, verdict, on_outputs):
                 return
             if not self._account_launches(worker, problem, source, forbidden, verdict):
                 return
@@ -197,7 +200,7 @@ class Evaluator:
         return answer, outputs
 
     def _run_cases(self, worker: Worker, problem: Problem, forbidden: list[str], source: str,
-                   verdict) -> bool:
+                   verdict, on_outputs: Optional[Callable] = None) -> bool:
         """Every case, even after one failed, so KernelBench's own verdict beside covers what
         KernelBench would have run; a candidate that breaks the protocol or calls a forbidden
         op ends it."""
@@ -238,6 +241,8 @@ class Evaluator:
                                   s.kernelbench_tolerance)
             seconds = verdict.metadata["judge_seconds"]
             seconds["compare"] = seconds.get("compare", 0.0) + time.perf_counter() - began
+            if on_outputs is not None:
+                on_outputs(case, outputs)
         return verdict.outcome == "PASS"
 
     def _account_launches(self, worker: Worker, problem: Problem, source: str,

@@ -171,6 +171,21 @@ TEST(CliArgs, AuditExitsByItsFindings) {
   EXPECT_TRUE(contains(r.err, "kjudge audit: --policy: ")) << r.err;
 }
 
+// mutate: a folder of kjudge problems or --kernelbench DIR (the Python campaign), and the
+// options of one refused with the other, before anything runs.
+TEST(CliArgs, MutateTakesProblemsOrAKernelBenchFolder) {
+  auto r = kjudge({"mutate"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "mutate: PROBLEM is required (or --kernelbench DIR)")) << r.err;
+  r = kjudge({"mutate", problem_dir("vector_add"), "--sites", "cuda"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "mutate: --sites is for --kernelbench")) << r.err;
+  r = kjudge({"mutate", "--kernelbench", "x", "--backend", "host"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "PROBLEM, --backend, --cache and --emit-cases are for kjudge's own"))
+      << r.err;
+}
+
 // card: written beside problem.toml; a check by a looser policy is then refused (exit 2, the
 // card named) unless --allow-loosen.
 TEST_F(Cli, ACardRefusesALoosenedPolicyUnlessAllowed) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kjudge/error.hpp"
 #include "kjudge/mutate.hpp"
 
 namespace kj::mutate {
@@ -352,6 +353,40 @@ TEST(ReportHtml, MarksStayOnTheirLinesAndOverlapsNameEveryMutant) {
   const std::string tag = html.substr(open, lt - open);
   EXPECT_NE(tag.find("SE-SDL"), std::string::npos) << tag;
   EXPECT_NE(tag.find("BD-ROR"), std::string::npos) << tag;
+}
+
+// ---- campaign_json, campaign_from_json ----
+
+TEST(ReportFromJson, ACampaignWrittenAndReadBackGivesTheSameReports) {
+  const Campaign c = campaign();
+  const Campaign back = campaign_from_json(campaign_json(c), "c.json");
+  std::ostringstream before, after;
+  write_console(before, c);
+  write_console(after, back);
+  EXPECT_EQ(after.str(), before.str());
+  EXPECT_EQ(html_report(back), html_report(c));
+  EXPECT_EQ(mutants_jsonl(back), mutants_jsonl(c));
+  EXPECT_EQ(mutation_report_json(back), mutation_report_json(c));
+  EXPECT_EQ(back.mutants.at(0).error_ratios.at(2).second, HUGE_VAL); // written null
+}
+
+TEST(ReportFromJson, AMalformedCampaignIsNamedWithWhatIsWrong) {
+  const auto message = [](const std::string& text) {
+    try {
+      (void)campaign_from_json(text, "c.json");
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("{").find("c.json"), std::string::npos);
+  json j = json::parse(campaign_json(campaign()));
+  EXPECT_EQ(message(j.dump()), "no error");
+  j["mutants"][0]["witness"] = 3;
+  EXPECT_NE(message(j.dump()).find("mutant 00000000000000f1: pool input 3 of 3"), std::string::npos);
+  j = json::parse(campaign_json(campaign()));
+  j["mutants"][1]["status"] = "sleeping";
+  EXPECT_NE(message(j.dump()).find("an unknown category or status"), std::string::npos);
 }
 
 TEST(ReportHtml, AnEmptyCampaignStillRenders) {
