@@ -32,26 +32,38 @@ EXAMPLE = os.path.join(HERE, "..", "examples", "kernelbench", "softmax_small")
 CANDIDATE = os.path.join(EXAMPLE, "candidates", "cuda_correct.py")
 
 
+def whole_build(pch: str = "") -> tuple[float, str]:
+    """The candidate's load_inline in a fresh folder (MAX_JOBS=1), as a build worker makes it
+    (with torch's header precompiled in `pch`, where given): its seconds and build folder."""
+    folder = tempfile.mkdtemp(prefix="kjudge-split-")
+    record = tempfile.mkdtemp(prefix="kjudge-record-")
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=folder, MAX_JOBS="1")
+    code = (f"from kjudge.kernelbench import prebuilt; prebuilt.record_builds({record!r}, "
+            f"{pch!r} or None); exec(open({CANDIDATE!r}).read())")
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    (build,) = [os.path.join(folder, d) for d in os.listdir(folder)]
+    return time.perf_counter() - began, build
+
+
 def split() -> None:
     import torch  # noqa: F401: the build's environment, as a worker has it
-    folder = tempfile.mkdtemp(prefix="kjudge-split-")
-    env = dict(os.environ, TORCH_EXTENSIONS_DIR=folder, MAX_JOBS="1")
-    began = time.perf_counter()
-    subprocess.run([sys.executable, "-c", f"exec(open({CANDIDATE!r}).read())"], env=env,
-                   check=True, capture_output=True)
-    whole = time.perf_counter() - began
-    (build,) = [os.path.join(folder, d) for d in os.listdir(folder)]
+    from kjudge.kernelbench.build import private_folder, toolchain_identity, torch_header_pch
+    whole, build = whole_build()
     commands = subprocess.run(["ninja", "-t", "commands"], cwd=build, capture_output=True,
                               text=True, check=True).stdout.splitlines()
     print(f"load_inline, whole (MAX_JOBS=1, a fresh folder): {whole:.1f} s")
+    main_cpp = None
     for command in commands:
-        phases = os.path.join(folder, "nvcc_time.csv")
+        phases = os.path.join(build, "nvcc_time.csv")
         timed = command + f" --time {phases}" if "nvcc" in command.split()[0] else command
         began = time.perf_counter()
         subprocess.run(timed, shell=True, cwd=build, check=True, capture_output=True)
         seconds = time.perf_counter() - began
         words = shlex.split(command)
         what = next((w for w in words if re.search(r"\.(cpp|cu)$", w)), "link")
+        if what.endswith("main.cpp"):
+            main_cpp = command
         print(f"  {os.path.basename(words[0])} {os.path.basename(what)}: {seconds:.1f} s")
         if timed != command and os.path.exists(phases):
             with open(phases) as f:
@@ -59,6 +71,28 @@ def split() -> None:
             # columns: ..., phase name (2nd), ..., the time, its unit (ms)
             print("    " + ", ".join(f"{r[1].strip()} {float(r[-2]) / 1000:.1f} s" for r in rows
                                      if len(r) > 3 and r[-1].strip() == "ms"))
+    # The cut: torch's header precompiled (kjudge.kernelbench.build.torch_header_pch), main.cpp
+    # compiled again with and without it, and the whole build with it.
+    cache = private_folder(tempfile.mkdtemp(prefix="kjudge-pch-"))
+    began = time.perf_counter()
+    include = torch_header_pch(cache, toolchain_identity(os.environ.get("TORCH_CUDA_ARCH_LIST",
+                                                                        "")))
+    print(f"torch/extension.h precompiled, once per toolchain: {time.perf_counter() - began:.1f}"
+          f" s ({'made' if include else 'not made'})")
+    if include and main_cpp:
+        objects = []
+        for extra in ("", f" -I{include}"):
+            out = os.path.join(build, f"main_{len(objects)}.o")
+            began = time.perf_counter()
+            subprocess.run(re.sub(r"-o \S+", f"-o {out}", main_cpp) + extra, shell=True,
+                           cwd=build, check=True, capture_output=True)
+            objects.append((time.perf_counter() - began, open(out, "rb").read()))
+        print(f"  c++ main.cpp: {objects[0][0]:.1f} s, with the precompiled header "
+              f"{objects[1][0]:.1f} s; the same object byte for byte: "
+              f"{objects[0][1] == objects[1][1]}")
+        after, _ = whole_build(include)
+        print(f"load_inline, whole, with the precompiled header: {after:.1f} s (without: "
+              f"{whole:.1f} s)")
 
 
 PROBLEMS = ("relu", "row_sum", "softmax_small", "matmul")

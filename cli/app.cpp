@@ -308,6 +308,7 @@ std::unique_ptr<CLI::App> make_app(Invocation& into) {
                      "mutate the kernels of a folder of KernelBench-format solutions (their "
                      "load_inline sources and @triton.jit functions) instead");
   mutate->add_option("--sites", m.sites, "--kernelbench: which kernels, cuda, triton or both");
+  mutate->add_option("--ray", m.ray, "--kernelbench: judge on a Ray cluster (ADDRESS, or local)");
 
   bench->add_option("--runs", into.bench.runs,
                     "host backend: timed runs per public case (default 10)")

@@ -106,6 +106,7 @@ struct MutateArgs {
   bool fresh = false;                  // forget the kept results
   std::string kernelbench;             // a folder of KernelBench-format problems instead
   std::string sites;                   // --kernelbench: cuda, triton or both
+  std::string ray;                     // --kernelbench: a Ray cluster's address, or local
 };
 
 struct AuditArgs {

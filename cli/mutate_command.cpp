@@ -70,7 +70,7 @@ int run_kernelbench_mutate(const MutateArgs& args, std::ostream& err) {
   std::vector<std::string> forwarded{args.kernelbench};
   const std::pair<const char*, std::string> options[] = {
       {"--checkers", joined(args.checkers)}, {"--operators", joined(args.operators)},
-      {"--sites", args.sites}, {"--state", args.state}, {"--html", args.html},
+      {"--sites", args.sites}, {"--ray", args.ray}, {"--state", args.state}, {"--html", args.html},
       {"--json", args.json}, {"--jsonl", args.jsonl}, {"--campaign", args.campaign},
       {"--budget", args.budget > 0 ? std::to_string(args.budget) : ""},
       {"--build-jobs", args.jobs > 0 ? std::to_string(args.jobs) : ""}};
@@ -83,7 +83,8 @@ int run_kernelbench_mutate(const MutateArgs& args, std::ostream& err) {
 int run_mutate(const MutateArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.kernelbench.empty()) return run_kernelbench_mutate(args, err);
   if (args.problems.empty()) throw SpecError({}, "mutate: PROBLEM is required (or --kernelbench DIR)");
-  if (!args.sites.empty()) throw SpecError({}, "mutate: --sites is for --kernelbench");
+  if (!args.sites.empty() || !args.ray.empty())
+    throw SpecError({}, "mutate: --sites and --ray are for --kernelbench");
   mutate::CampaignOptions options;
   options.problems = args.problems;
   try {

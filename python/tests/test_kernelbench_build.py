@@ -186,3 +186,32 @@ def test_a_build_from_another_machine_is_kept_only_whole_and_under_its_own_key(b
         assert local.submit(source).result().from_cache
     finally:
         local.close()
+
+
+@pytest.mark.skipif(not __import__("kjudge")._kjudge.cuda_available()[0],
+                    reason="precompiles torch's header (minutes on two cores): the GPU machine's")
+def test_torchs_header_precompiled_compiles_main_cpp_to_the_same_object(tmp_path):
+    """The compile stage's cut (torch_header_pch): a load_inline main.cpp compiled with the
+    header's folder first on its include path reads the precompiled header (`-H` marks it `!`)
+    and gives the object it gives without, byte for byte."""
+    import subprocess
+    from kjudge.kernelbench.build import _torch_main_cpp_flags, toolchain_identity, \
+        torch_header_pch
+    cache = private_folder(str(tmp_path / "cache"))
+    include = torch_header_pch(cache, toolchain_identity(""))
+    assert include is not None
+    assert torch_header_pch(cache, toolchain_identity("")) == include  # made once
+    cxx, flags = _torch_main_cpp_flags(str(tmp_path))
+    main = write(tmp_path, "main.cpp", "#include <torch/extension.h>\n"
+                 "torch::Tensor twice(torch::Tensor x) { return x * 2; }\n"
+                 "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"twice\", &twice); }\n")
+    objects = []
+    for extra in ([], ["-I", include, "-H", "-Winvalid-pch"]):
+        out = str(tmp_path / f"main{len(objects)}.o")
+        done = subprocess.run([cxx, *flags, "-DTORCH_EXTENSION_NAME=t", *extra, "-c", main,
+                               "-o", out], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        objects.append(open(out, "rb").read())
+    assert done.stderr.splitlines()[0].startswith("! ")  # the header read precompiled
+    assert "extension.h.gch" in done.stderr.splitlines()[0]
+    assert objects[0] == objects[1]

@@ -497,8 +497,10 @@ CacheFolderFacts kernelbench_build_facts(const fs::path& dir) {
         !fs::is_regular_file(it->path() / "build.json", entry_ec))
       continue;
     ++facts.entries;
-    for (const auto& file : fs::directory_iterator(it->path(), entry_ec))
-      if (file.is_regular_file(entry_ec)) facts.bytes += file.file_size(entry_ec);
+    // Files below too (torch's precompiled header is include/torch/extension.h.gch), never
+    // through a link.
+    for (const auto& file : fs::recursive_directory_iterator(it->path(), entry_ec))
+      if (fs::is_regular_file(file.symlink_status(entry_ec))) facts.bytes += file.file_size(entry_ec);
   }
   return facts;
 }

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -89,6 +90,65 @@ def cuda_arch_list(device: str) -> str:
     return f"{major}.{minor}"
 
 
+# ---- torch's header precompiled (the C++ translation unit's fifth of a build) -----------------
+
+def torch_header_pch(cache: str, identity: str, timeout: float = 900.0) -> Optional[str]:
+    """The folder to put first on a build's include path so that `#include <torch/extension.h>`
+    (the first line of every load_inline main.cpp) reads a precompiled header: made once per
+    toolchain in the cache, here in the judge (torch's own header and flags, nothing of any
+    candidate's), from the flags torch gives a main.cpp without extra ones. A compile whose
+    flags differ is refused the header by the compiler itself and reads the text: the object is
+    the same byte for byte either way. None where it cannot be made (the reason is kept)."""
+    key = hashlib.sha256(("torch/extension.h precompiled\0" + identity).encode()).hexdigest()
+    entry = os.path.join(cache, key)
+    include = os.path.join(entry, "include")
+    if os.path.isfile(os.path.join(entry, "build.json")):
+        return include if os.path.isfile(os.path.join(include, "torch", "extension.h.gch")) \
+            else None
+    began = time.perf_counter()
+    staging = tempfile.mkdtemp(prefix=".entry-", dir=cache)
+    message = "torch/extension.h precompiled"
+    try:
+        cxx, flags = _torch_main_cpp_flags(staging)
+        header = os.path.join(staging, "include", "torch", "extension.h")
+        os.makedirs(os.path.dirname(header))
+        from torch.utils.cpp_extension import include_paths
+        os.symlink(os.path.join(include_paths()[0], "torch", "extension.h"), header)
+        done = subprocess.run([cxx, "-x", "c++-header", *flags, header, "-o", header + ".gch"],
+                              capture_output=True, text=True, timeout=timeout, cwd=staging)
+        if done.returncode != 0:
+            message = f"no precompiled header: {done.stderr[-2000:]}"
+            os.remove(header)
+    except (OSError, subprocess.SubprocessError, ValueError, ImportError) as e:
+        message = f"no precompiled header: {type(e).__name__}: {e}"
+    with open(os.path.join(staging, "build.json"), "w") as f:
+        json.dump({"message": message, "seconds": time.perf_counter() - began}, f)
+    try:
+        os.rename(staging, entry)
+    except OSError:  # made meanwhile by another farm: theirs stays
+        shutil.rmtree(staging, ignore_errors=True)
+    return torch_header_pch(cache, identity, timeout)
+
+
+def _torch_main_cpp_flags(folder: str) -> tuple[str, list[str]]:
+    """The compiler and flags torch's build.ninja gives a load_inline main.cpp with no extra
+    flags, but the extension's name (each build's own, which the header does not read)."""
+    from torch.utils import cpp_extension
+    main = os.path.join(folder, "main.cpp")
+    open(main, "w").close()
+    ninja = os.path.join(folder, "build.ninja")
+    cpp_extension._write_ninja_file_to_build_library(
+        path=ninja, name="kjudge_pch", sources=[main], extra_cflags=[], extra_cuda_cflags=[],
+        extra_sycl_cflags=[], extra_ldflags=[], extra_include_paths=[], with_cuda=False,
+        with_sycl=False, is_standalone=False)
+    lines = dict(line.split(" = ", 1) for line in open(ninja).read().splitlines()
+                 if " = " in line and not line.startswith(" "))
+    os.remove(ninja)
+    os.remove(main)
+    flags = [f for f in shlex.split(lines["cflags"]) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    return lines["cxx"], flags + shlex.split(lines.get("post_cflags", ""))
+
+
 class BuildFarm:
     """`submit(source)` starts a candidate's build (or finds it in the cache, or joins the same
     source's build under way) and returns a Future of its Build. With `init_inputs` the build
@@ -97,7 +157,7 @@ class BuildFarm:
     def __init__(self, jobs: int, device: str, *, cache_root: Optional[str] = None,
                  timeout: float = 600.0, confine: bool = True,
                  require_confinement: bool = True, memory_bytes: int = 0,
-                 arch_list: Optional[str] = None):
+                 arch_list: Optional[str] = None, pch: bool = True):
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.arch_list = cuda_arch_list(device) if arch_list is None else arch_list
@@ -116,6 +176,9 @@ class BuildFarm:
         self._lock = threading.Lock()
         self._under_way: dict[str, concurrent.futures.Future] = {}
         self._scratch = tempfile.mkdtemp(prefix="kjudge-builds-")  # when there is no cache
+        # torch's header precompiled beside the builds (the first ones build without it).
+        self._pch = concurrent.futures.ThreadPoolExecutor(1, "kjudge-pch").submit(
+            torch_header_pch, self.cache, self.identity) if self.cache and pch else None
 
     def key(self, source: str) -> str:
         return hashlib.sha256((self.identity + "\0" + source).encode()).hexdigest()
@@ -128,6 +191,12 @@ class BuildFarm:
                 self._under_way[key] = self._pool.submit(self._build, key, source, init_inputs,
                                                          init_seed)
             return self._under_way[key]
+
+    def precompiled_header(self) -> Optional[str]:
+        """torch_header_pch's folder once it is made, else None (a build then reads the text)."""
+        if self._pch is None or not self._pch.done() or self._pch.exception() is not None:
+            return None
+        return self._pch.result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -142,7 +211,8 @@ class BuildFarm:
             os.utime(entry)  # most recently used
             return Build(key, entry, 0.0, True, _said(entry))
         began = time.perf_counter()
-        worker = Worker("cpu", build={"arch_list": self.arch_list, "jobs": 1},
+        worker = Worker("cpu", build={"arch_list": self.arch_list, "jobs": 1,
+                                      "pch": self.precompiled_header()},
                         **self._worker_options)
         try:
             worker.start(timeout=self.timeout)

@@ -57,10 +57,13 @@ class Worker:
         os.close(from_worker)
         self._inbox, self._outbox = wire.pipe_streams(self._from_worker_fd, self._to_worker_fd)
         readable, writable = confinement_paths(self.folder)
+        pch = build.get("pch") if build is not None else None
+        if pch:  # torch's precompiled header (kjudge.kernelbench.build), read only
+            readable.append(pch)
         self._send({"device": device, "confine": confine, "readable": readable,
                     "writable": writable, "require_confinement": require_confinement,
                     "memory_bytes": memory_bytes, "kernel_record": kernel_record,
-                    "build": build is not None})
+                    "build": build is not None, "pch": pch})
         self._confine_required = require_confinement
 
     def start(self, timeout: float = 120.0) -> str:

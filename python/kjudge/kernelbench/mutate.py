@@ -12,7 +12,7 @@ their mutants; build (the compile stage, kjudge.kernelbench.build, with its cach
 the solutions, which set each input's baseline; observe the mutants; hand the campaign to the
 library's reports (kjudge._kjudge.mutation_reports).
 
-One observation is one `Evaluator.check` on the pool: the seeds 42 to 49 of get_inputs() and the
+One observation is one `Evaluator.check` on the pool: the seeds 42 to 46 of get_inputs() and the
 first seed's inputs scaled by 64 and 1/64. kjudge's own draw (seeds 42 to 44 and the scalings)
 is a part of it, so its verdict on those cases is the kjudge checker's; a tolerance checker
 judges its first N seeds against the same-precision reference (kj::mutate::judge_by_tolerance);
@@ -49,7 +49,10 @@ from kjudge import _kjudge
 from kjudge.kernelbench.build import default_cache_root, private_folder
 from kjudge.kernelbench.evaluate import Settings, default_device
 
-POOL_SEEDS = list(range(42, 50))
+# The union of the builtin checkers' draws: kjudge's (seeds 42 to 44 and the first seed scaled
+# by 64 and 1/64) and KernelBench's (its first five seeds). A KernelBench problem's shapes are
+# its own (often 16M elements): each case more is a second or more per mutant.
+POOL_SEEDS = list(range(42, 47))
 POOL_SCALINGS = [64.0, 1 / 64]
 DEFAULT_CHECKERS = "kjudge,kernelbench-v0,kernelbench,torch-defaults"
 EXIT_OK, EXIT_BAD_INPUT, EXIT_NO_DEVICE = 0, 2, 3
@@ -309,8 +312,13 @@ class Observation:
     fault: Optional[str] = None                 # why it did not run to the end, and where
     fault_case: Optional[str] = None            # None: before any case (or after all of them)
     compile_error: bool = False
-    kjudge_draw_failed: bool = False            # kjudge's own cases judged a FAIL
+    policy: dict = field(default_factory=dict)  # case id -> its outputs passed kjudge's policy
     verdict: dict = field(default_factory=dict)
+
+    @property
+    def kjudge_draw_failed(self) -> bool:
+        """kjudge's own cases judged a FAIL on their values."""
+        return not all(self.policy.get(c, True) for c in KJUDGE_DRAW)
 
 
 def output_errors(outputs: list, golden: list) -> tuple[list[float], list[int]]:
@@ -351,9 +359,8 @@ def observe(evaluator, problem: ProblemSet, path: str, build, checkers: list[dic
 
     verdict = evaluator.check(problem.path, path, build, on_outputs=see)
     ob.verdict = verdict
-    value_failure = {c["id"]: any(o["outcome"] != "PASS" for o in c["outputs"])
-                     for c in verdict.get("cases", [])}
-    ob.kjudge_draw_failed = any(value_failure.get(c, False) for c in KJUDGE_DRAW)
+    ob.policy = {c["id"]: all(o["outcome"] == "PASS" for o in c["outputs"])
+                 for c in verdict.get("cases", [])}
     if verdict["outcome"] == "PASS":
         return ob
     reason, case = verdict["reason"], verdict.get("case")
@@ -390,7 +397,7 @@ def accepted_by(checker: dict, ob: Observation, pool_ids: list[str]) -> Optional
     if any(c not in ob.cases for c in draw if c in pool_ids):
         return None
     if checker["judge"] == "problem":
-        return not ob.kjudge_draw_failed
+        return all(ob.policy.get(c, False) for c in draw if c in pool_ids)
     return all(ob.cases[c]["tolerance"].get(checker["name"], False)
                for c in draw if c in pool_ids)
 
@@ -681,7 +688,11 @@ def run_campaign(options: Options, observe_program=observe) -> dict:
                         confine=options.confine, require_confinement=options.confine,
                         run_timeout=10.0, jit_timeout=120.0)
     all_mutants = [m for ms in generated.values() for m in ms]
-    to_run = choose_within_budget(all_mutants, options.budget)
+    # A mutant that is no longer Python costs nothing to judge: the budget is for the others.
+    python = {m.record["id"] for m in all_mutants if _is_python(m.source)}
+    to_run = choose_within_budget([m for m in all_mutants if m.record["id"] in python],
+                                  options.budget) | (
+        {m.record["id"] for m in all_mutants} - python)
     first_of: dict[str, str] = {}
     for m in all_mutants:  # a mutated program made twice is judged once
         first_of.setdefault(m.source, m.record["id"])
@@ -731,7 +742,7 @@ def run_campaign(options: Options, observe_program=observe) -> dict:
                 elif first_of[m.source] != m.record["id"]:
                     r.update(status="duplicate", equivalence_class=first_of[m.source],
                              status_reason=f"the same program as {first_of[m.source]}")
-                elif not _is_python(m.source):
+                elif m.record["id"] not in python:
                     r.update(status="compile_error", status_reason="not Python")
                     done += 1
                 else:

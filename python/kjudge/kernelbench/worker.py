@@ -38,7 +38,7 @@ def main() -> int:
     if gaps and hello.get("require_confinement", True):
         return 0
     if hello.get("build"):
-        return _build(inbox, outbox)
+        return _build(inbox, outbox, hello.get("pch"))
     state = _State(hello)
     wire.send(outbox, {"status": "warm"})
     try:
@@ -65,16 +65,17 @@ def main() -> int:
         wire.send(outbox, header, out)
 
 
-def _build(inbox, outbox) -> int:
+def _build(inbox, outbox, pch) -> int:
     """The build worker: torch up, then the candidate's import and ModelNew on the CPU, each
-    load_inline build recorded in builds/. How the import ended is reported, never judged."""
+    load_inline build recorded in builds/ (torch's header read precompiled from `pch`, where
+    the judge gives one). How the import ended is reported, never judged."""
     import torch
     wire.send(outbox, {"status": "warm"})
     try:
         candidate, _ = wire.receive(inbox, byte_cap=_BYTE_CAP)
     except wire.WireError:
         return 0
-    prebuilt.record_builds(os.path.join(os.getcwd(), "builds"))
+    prebuilt.record_builds(os.path.join(os.getcwd(), "builds"), pch if isinstance(pch, str) else None)
     began = time.perf_counter()
     ended = "built"
     try:

@@ -179,7 +179,7 @@ TEST(CliArgs, MutateTakesProblemsOrAKernelBenchFolder) {
   EXPECT_TRUE(contains(r.err, "mutate: PROBLEM is required (or --kernelbench DIR)")) << r.err;
   r = kjudge({"mutate", problem_dir("vector_add"), "--sites", "cuda"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "mutate: --sites is for --kernelbench")) << r.err;
+  EXPECT_TRUE(contains(r.err, "mutate: --sites and --ray are for --kernelbench")) << r.err;
   r = kjudge({"mutate", "--kernelbench", "x", "--backend", "host"});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "PROBLEM, --backend, --cache and --emit-cases are for kjudge's own"))
@@ -492,6 +492,12 @@ TEST_F(Cli, CacheStatsAndClear) {
   std::ofstream(build / "build.json") << std::string(500, ' ');
   std::ofstream(build / "record.json") << std::string(100, ' ');
   std::ofstream(build / (std::string(64, 'f') + ".so")) << std::string(4000, 's');
+  // torch's precompiled header: its file below the entry counted, its link to the header not.
+  const fs::path pch = builds / std::string(64, '9');
+  fs::create_directories(pch / "include" / "torch");
+  std::ofstream(pch / "build.json") << std::string(10, ' ');
+  std::ofstream(pch / "include" / "torch" / "extension.h.gch") << std::string(7000, 'h');
+  fs::create_symlink(nvrtc / "notes.txt", pch / "include" / "torch" / "extension.h");
   const kj::judge::CaseDiskCache disk(cases, std::uint64_t{1} << 30);
   const std::string key(64, 'c');
   ASSERT_TRUE(disk.store(key, 0.25, std::string(3000, 'p')));
@@ -511,7 +517,7 @@ TEST_F(Cli, CacheStatsAndClear) {
                        "case cache " + cases.string() +
                        ": 1 entry, 0.0 MiB, 1 declined (read slower than made)\n" +
                        "    cccccccccccccccc     0.0 MiB  made in 0.250 s\n" +
-                       "KernelBench build cache " + builds.string() + ": 1 entry, 0.0 MiB\n");
+                       "KernelBench build cache " + builds.string() + ": 2 entries, 0.0 MiB\n");
   r = cache({"stats", "--json"});
   EXPECT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -523,14 +529,15 @@ TEST_F(Cli, CacheStatsAndClear) {
   EXPECT_EQ(j["case_cache"]["per_entry"],
             (nlohmann::json::array({{{"key", key}, {"bytes", entry_bytes}, {"make_s", 0.25}}})));
   EXPECT_EQ(j["kernelbench_builds"],
-            (nlohmann::json{{"dir", builds.string()}, {"entries", 1}, {"bytes", 4600}}));
+            (nlohmann::json{{"dir", builds.string()}, {"entries", 2}, {"bytes", 11610}}));
 
   r = cache({"clear"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "NVRTC cache " + nvrtc.string() + ": 2 files removed\ncase cache " +
                        cases.string() + ": 2 files removed\nKernelBench build cache " +
-                       builds.string() + ": 2 builds removed\n");
+                       builds.string() + ": 3 builds removed\n");
   EXPECT_FALSE(fs::exists(build));
+  EXPECT_FALSE(fs::exists(pch));
   EXPECT_TRUE(fs::exists(builds / "mine"));
   EXPECT_TRUE(fs::exists(nvrtc / "notes.txt"));
   EXPECT_TRUE(fs::exists(nvrtc / "host" / "x.so"));
