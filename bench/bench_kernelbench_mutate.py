@@ -9,7 +9,8 @@ a load_inline build of about a minute and a half on one core, made by the build 
 Triton mutants are judged; relu comes last so its builds have that long). A fresh state folder
 and a fresh build cache: nothing is reused.
 
-usage: bench_kernelbench_mutate.py [--budget N] [--build-jobs J] [--out DIR] [--cuda NAMES]"""
+usage: bench_kernelbench_mutate.py [--budget N] [--judges K] [--build-jobs J] [--out DIR]
+                                   [--cuda NAMES]"""
 from __future__ import annotations
 
 import argparse
@@ -45,6 +46,7 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--budget", type=int, default=0)
     p.add_argument("--build-jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    p.add_argument("--judges", type=int, default=4, help="mutants judged at once")
     p.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp())
     p.add_argument("--cuda", default="relu", help="problems whose inline-CUDA solution is mutated")
     args = p.parse_args()
@@ -54,6 +56,7 @@ def main() -> int:
     env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONUNBUFFERED="1")
     command = [sys.executable, "-m", "kjudge.kernelbench.mutate", folder,
                "--state", os.path.join(cache, "state"), "--build-jobs", str(args.build_jobs),
+               "--judges", str(args.judges),
                "--html", os.path.join(args.out, "kernelbench_mutate.html"),
                "--json", os.path.join(args.out, "kernelbench_mutate.json"),
                "--campaign", os.path.join(args.out, "kernelbench_campaign.json")]

@@ -4,6 +4,7 @@ catalogue, each mutant a program that differs from its solution by that one edit
 steps with an observer standing in for the GPU (CI has none), its results read by the library's
 reports; and on the GPU the campaign itself, on the project's own examples."""
 import ast
+import dataclasses
 import difflib
 import json
 import os
@@ -181,6 +182,12 @@ def test_a_campaign_goes_through_the_librarys_reports(tmp_path):
     assert "kernelbench-v0" in reports["console"] and "boundary" in reports["console"]
     assert json.loads(reports["json"])["schemaVersion"] == "2"
     assert len(reports["jsonl"].splitlines()) == len(campaign["mutants"])
+    # Two judges at once: the same campaign, in the same order.
+    two = mutate.run_campaign(dataclasses.replace(options, judges=2, fresh=True,
+                                                  state=str(tmp_path / "two")),
+                              fake_observer({"boundary": 0.5}))
+    assert [(m["id"], m["status"], m["accepted"]) for m in two["mutants"]] == \
+        [(m["id"], m["status"], m["accepted"]) for m in campaign["mutants"]]
     # Kept in the state folder: a second campaign judges nothing again.
     seen = []
 

@@ -24,7 +24,8 @@ On Ray (`--ray ADDRESS`) the programs are judged by actors, one per GPU, and eac
 build is a task on whichever node has a CPU free (kjudge.ray's build task).
 
 usage: python -m kjudge.kernelbench.mutate DIR [--sites cuda,triton] [--checkers A,B]
-           [--operators X,Y] [--budget N] [--build-jobs J] [--state DIR] [--fresh] [--html F]
+           [--operators X,Y] [--budget N] [--judges K] [--build-jobs J] [--state DIR] [--fresh]
+           [--html F]
            [--json F] [--jsonl F] [--campaign F] [--device cuda:N] [--ray ADDRESS]
            [--actors N]"""
 from __future__ import annotations
@@ -445,6 +446,7 @@ class Options:
     operators: list[str] = field(default_factory=list)
     sites: tuple = SITE_KINDS
     budget: int = 0
+    judges: int = 1                          # programs judged at once here
     build_jobs: int = max(1, (os.cpu_count() or 2) - 1)
     state: Optional[str] = None
     fresh: bool = False
@@ -531,13 +533,22 @@ class ProgramJudge:
 
 
 class LocalJudges:
-    """The programs judged one after another here, their load_inline builds made by a local
-    farm, all asked for at once so that the farm builds while the judge observes."""
+    """The programs judged here by `options.judges` ProgramJudges at once (each its own worker
+    per program; a problem's large tensors through the pipes are most of a mutant's seconds),
+    their load_inline builds made by a local farm, all asked for at once so that the farm
+    builds while the judges observe."""
 
     def __init__(self, settings: Settings, checkers: list[dict], options: "Options",
                  sources: list[str], observe_program=observe):
+        import concurrent.futures
+        import queue
         from kjudge.kernelbench.build import BuildFarm
-        self.judge = ProgramJudge(settings, checkers, observe_program)
+        self.judges = [ProgramJudge(settings, checkers, observe_program)
+                       for _ in range(max(1, options.judges))]
+        self._free: queue.Queue = queue.Queue()
+        for j in self.judges:
+            self._free.put(j)
+        self._pool = concurrent.futures.ThreadPoolExecutor(len(self.judges), "kjudge-judge")
         self.hardware = _hardware(settings.device)
         self.farm = BuildFarm(options.build_jobs, settings.device, confine=options.confine,
                               require_confinement=options.confine) \
@@ -546,16 +557,24 @@ class LocalJudges:
                        if self.farm is not None and "load_inline" in s}
 
     def facts(self, p: ProblemSet) -> ProblemFacts:
-        return self.judge.facts(p)
+        return self.judges[0].facts(p)
 
     def judge_all(self, p: ProblemSet, programs: list[tuple[str, str]]):
         """(path, source) of each program -> its (Observation, accepted), in order."""
-        for path, source in programs:
-            future = self.builds.get(source)
-            yield self.judge.judge(p, path, future.result() if future is not None else None)
+        def one(path: str, source: str):
+            judge = self._free.get()
+            try:
+                future = self.builds.get(source)
+                return judge.judge(p, path, future.result() if future is not None else None)
+            finally:
+                self._free.put(judge)
+        for future in [self._pool.submit(one, path, source) for path, source in programs]:
+            yield future.result()
 
     def close(self) -> None:
-        self.judge.close()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for j in self.judges:
+            j.close()
         if self.farm is not None:
             self.farm.close()
 
@@ -885,6 +904,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int, default=0, help="mutants run at most, across categories")
     p.add_argument("--build-jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1),
                    help="confined build workers for load_inline (default: the cores less one)")
+    p.add_argument("--judges", type=int, default=1,
+                   help="programs judged at once on the device (default 1)")
     p.add_argument("--state", default=None, help="where finished mutants are kept (resume)")
     p.add_argument("--fresh", action="store_true", help="forget the kept results")
     p.add_argument("--device", default=None, help="cuda:N (default cuda:0)")
@@ -907,8 +928,8 @@ def _bad(message: str, code: int = EXIT_BAD_INPUT) -> int:
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = make_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.budget < 0 or args.build_jobs < 1:
-        return _bad("--budget must be at least 0 and --build-jobs at least 1")
+    if args.budget < 0 or args.build_jobs < 1 or args.judges < 1:
+        return _bad("--budget must be at least 0, --build-jobs and --judges at least 1")
     sites = tuple(k for k in args.sites.split(",") if k)
     if not sites or any(k not in SITE_KINDS for k in sites):
         return _bad(f"--sites {args.sites}: give cuda, triton or both")
@@ -934,7 +955,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     options = Options(args.folder, checkers=[c for c in args.checkers.split(",") if c],
                       operators=[o for o in args.operators.split(",") if o], sites=sites,
-                      budget=args.budget, build_jobs=args.build_jobs, state=args.state,
+                      budget=args.budget, build_jobs=args.build_jobs, judges=args.judges,
+                      state=args.state,
                       fresh=args.fresh, device=device, progress=progress, ray=args.ray,
                       actors=args.actors)
     try:
