@@ -31,9 +31,14 @@ import ray
 
 @ray.remote(num_cpus=1)
 def build_task(source: str, arch_list: str, identity: str) -> Optional[dict]:
-    """A KernelBench candidate's load_inline builds, made on this node for a judge elsewhere."""
+    """A KernelBench candidate's load_inline builds, made on this node for a judge elsewhere;
+    None where none was made. Whatever the candidate's build does, the task ends with an answer:
+    a failed task would fail its judge's task too, an error of the run the candidate chose."""
     from kjudge.kernelbench.build import build_for
-    return build_for(source, arch_list, identity)
+    try:
+        return build_for(source, arch_list, identity)
+    except Exception:  # noqa: BLE001: the judge builds it itself, as it would alone
+        return None
 
 
 def kernelbench_source(line: str) -> Optional[str]:

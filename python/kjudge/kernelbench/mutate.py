@@ -564,12 +564,19 @@ class LocalJudges:
         def one(path: str, source: str):
             judge = self._free.get()
             try:
-                future = self.builds.get(source)
-                return judge.judge(p, path, future.result() if future is not None else None)
+                return judge.judge(p, path, self._built(source))
             finally:
                 self._free.put(judge)
         for future in [self._pool.submit(one, path, source) for path, source in programs]:
             yield future.result()
+
+    def _built(self, source: str):
+        """The program's build, or None: without it, its judge builds it (as serve does)."""
+        future = self.builds.get(source)
+        try:
+            return future.result() if future is not None else None
+        except Exception:  # noqa: BLE001
+            return None
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
