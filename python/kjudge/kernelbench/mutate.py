@@ -757,6 +757,7 @@ def run_campaign(options: Options, observe_program=observe) -> dict:
             forced |= any(n > b for cid in facts.case_ids
                           for n, b in zip(facts.finite[cid], base.bad[cid]))
             correct = {c["name"] for c in controls if c["problem"] == p.name and not c["broken"]}
+            judged_by = context + "\0" + _read(p.path)  # what a kept result depends on beside it
             runs = []  # (result, its key, its file, its source): the mutants to judge
             for m in generated.get(p.name, []):
                 r = _result_shell(m, p)
@@ -772,8 +773,7 @@ def run_campaign(options: Options, observe_program=observe) -> dict:
                     r.update(status="compile_error", status_reason="not Python")
                     done += 1
                 else:
-                    key = hashlib.sha256((m.source + "\0" + context + "\0" +
-                                          _read(p.path)).encode()).hexdigest()[:32]
+                    key = hashlib.sha256((m.source + "\0" + judged_by).encode()).hexdigest()[:32]
                     if key in kept:
                         r.update(kept[key])
                         done += 1
